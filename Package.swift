@@ -1,0 +1,69 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Swift 6 settings every target shares (see STYLE.md).
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Latchkey",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "latchkey", targets: ["latchkey"]),
+        .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // The sign-in engine, providers, keystore: no terminal code.
+        .target(
+            name: "LatchkeyCore",
+            dependencies: [
+                "CLatchkeySys",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Small C wrappers for syscalls Swift cannot call (variadic or macro-only).
+        .target(name: "CLatchkeySys"),
+        // ncursesw, reachable from Swift 6 (see docs/ncurses-from-swift.md in shared/).
+        .target(name: "CNcursesw", linkerSettings: [.linkedLibrary("ncursesw")]),
+        // The full-screen front end: the only module that imports CNcursesw.
+        .target(
+            name: "LatchkeyTUI",
+            dependencies: ["LatchkeyCore", "CNcursesw"],
+            swiftSettings: strictSettings
+        ),
+        // Thin executable: parses the command line and calls the core or the TUI.
+        .executableTarget(
+            name: "latchkey",
+            dependencies: [
+                "LatchkeyCore",
+                "LatchkeyTUI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LatchkeyCoreTests",
+            dependencies: ["LatchkeyCore"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

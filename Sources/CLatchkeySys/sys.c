@@ -1,0 +1,1 @@
+#include "include/clatchkey_sys.h"

@@ -1,0 +1,55 @@
+/// `PROVIDER[:ACCOUNT]` from the command line.
+public struct AccountSelector: Sendable, Equatable, CustomStringConvertible {
+    public var provider: String
+    /// The account's display name (usually the email) or its subject; `nil` means "the only one".
+    public var account: String?
+
+    public init(provider: String, account: String? = nil) {
+        self.provider = provider
+        self.account = account
+    }
+
+    /// Splits at the first `:`; provider names cannot contain one, account names may.
+    public init(parsing text: String) {
+        if let colon = text.firstIndex(of: ":") {
+            provider = String(text[..<colon])
+            let rest = String(text[text.index(after: colon)...])
+            account = rest.isEmpty ? nil : rest
+        } else {
+            provider = text
+            account = nil
+        }
+    }
+
+    public var description: String { account.map { "\(provider):\($0)" } ?? provider }
+
+    /// The one record this selector names.
+    public func select(from records: [AccountRecord]) throws(AccountSelectionError) -> AccountRecord {
+        let atProvider = records.filter { $0.provider == provider }
+        let matching = account.map { name in atProvider.filter { $0.matches(selector: name) } } ?? atProvider
+        guard !matching.isEmpty else { throw .notSignedIn(self, available: atProvider.map(\.label)) }
+        guard matching.count == 1 else { throw .ambiguous(self, candidates: matching.map(\.label)) }
+        return matching[0]
+    }
+}
+
+public enum AccountSelectionError: LatchkeyError, Equatable {
+    case notSignedIn(AccountSelector, available: [String])
+    case ambiguous(AccountSelector, candidates: [String])
+
+    public var category: FailureCategory { .notFound }
+
+    public var description: String {
+        switch self {
+        case .notSignedIn(let selector, let available):
+            if available.isEmpty {
+                return "no account is signed in at \(TerminalText.sanitized(selector.provider, maxLength: 80)); run `latchkey login \(TerminalText.sanitized(selector.provider, maxLength: 80))`"
+            }
+            return "no account \(TerminalText.sanitized(selector.description, maxLength: 120)); signed in: "
+                + available.map { TerminalText.sanitized($0, maxLength: 80) }.joined(separator: ", ")
+        case .ambiguous(let selector, let candidates):
+            return "\(TerminalText.sanitized(selector.provider, maxLength: 80)) has several accounts; name one as PROVIDER:ACCOUNT ("
+                + candidates.map { TerminalText.sanitized($0, maxLength: 80) }.joined(separator: ", ") + ")"
+        }
+    }
+}

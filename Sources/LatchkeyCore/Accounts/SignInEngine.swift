@@ -1,0 +1,286 @@
+public import Foundation
+
+/// Talks to one provider's endpoints: discovery, code exchange, ID token and userinfo checks,
+/// refresh, revocation and the device grant. It stores nothing; `AccountService` does.
+public struct SignInEngine: Sendable {
+    let transport: any HTTPTransport
+    let now: @Sendable () -> Date
+
+    public init(transport: any HTTPTransport, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.transport = transport
+        self.now = now
+    }
+
+    // MARK: - Discovery
+
+    /// The provider's server metadata: discovery when the file does not list every endpoint.
+    public func metadata(for provider: Provider) async throws -> ServerMetadata {
+        guard let url = ServerMetadata.discoveryURL(for: provider) else {
+            return try ServerMetadata.resolve(provider: provider, document: nil)
+        }
+        let response = try await transport.send(HTTPRequest(method: .get, url: url, headers: [("Accept", "application/json")]))
+        guard response.status == 200 else {
+            throw DiscoveryError.unreadableDocument(provider: provider.name, reason: "HTTP \(response.status) from \(url.absoluteString)")
+        }
+        let document: DiscoveryDocument
+        do {
+            document = try JSONDecoder().decode(DiscoveryDocument.self, from: Data(response.body))
+        } catch {
+            throw DiscoveryError.unreadableDocument(provider: provider.name, reason: "not the expected JSON")
+        }
+        return try ServerMetadata.resolve(provider: provider, document: document)
+    }
+
+    // MARK: - Authorization code
+
+    /// Exchanges a validated code (RFC 6749 §4.1.3, RFC 7636 §4.5) and identifies the account.
+    public func exchange(_ code: AuthorizationCode, for pending: PendingAuthorization) async throws -> AccountRecord {
+        let provider = pending.provider
+        var form = [
+            ("grant_type", "authorization_code"), ("code", code.value.exposedValue),
+            ("redirect_uri", pending.redirectURI), ("code_verifier", pending.pkce.verifier.exposedValue),
+        ]
+        form += clientAuthentication(provider)
+        let tokens = try await tokenRequest(pending.metadata.tokenEndpoint, form)
+        return try await account(from: tokens, provider: provider, metadata: pending.metadata, nonce: pending.nonce)
+    }
+
+    /// Builds the account record from a token response, verifying who signed in.
+    func account(from tokens: TokenResponse, provider: Provider, metadata: ServerMetadata, nonce: Secret?) async throws -> AccountRecord {
+        let identity = try await identity(from: tokens, provider: provider, metadata: metadata, nonce: nonce)
+        let time = now()
+        return AccountRecord(
+            provider: provider.name, issuer: identity.issuer, subject: identity.subject, displayName: identity.displayName,
+            accessToken: tokens.accessToken, tokenType: tokens.tokenType, refreshToken: tokens.refreshToken, idToken: tokens.idToken,
+            expiresAt: tokens.expiresIn.map { time.addingTimeInterval(TimeInterval($0)) },
+            scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) } ?? provider.scopes,
+            createdAt: time, updatedAt: time)
+    }
+
+    struct Identity {
+        var issuer: String
+        var subject: String
+        var displayName: String?
+    }
+
+    private func identity(from tokens: TokenResponse, provider: Provider, metadata: ServerMetadata, nonce: Secret?) async throws -> Identity {
+        switch provider.kind {
+        case .oidc:
+            guard let idToken = tokens.idToken else {
+                throw TokenEndpointError.malformed(endpoint: "token endpoint", reason: "no id_token although the openid scope was requested")
+            }
+            let claims = try await verify(idToken, provider: provider, metadata: metadata, nonce: nonce)
+            return Identity(issuer: claims.issuer, subject: claims.subject, displayName: claims.email ?? claims.name ?? claims.preferredUsername)
+        case .oauth2:
+            return try await userinfoIdentity(accessToken: tokens.accessToken, provider: provider, metadata: metadata)
+        }
+    }
+
+    /// Verifies an ID token, fetching the JWKS again once if the key is unknown (key rotation).
+    func verify(_ idToken: Secret, provider: Provider, metadata: ServerMetadata, nonce: Secret?) async throws -> IDTokenClaims {
+        guard let issuer = metadata.issuer, let jwksURI = metadata.jwksURI else {
+            throw DiscoveryError.missingEndpoint(provider: provider.name, field: metadata.issuer == nil ? "issuer" : "jwks_uri")
+        }
+        let verifier = IDTokenVerifier(issuer: issuer, clientID: provider.clientID)
+        var keys = try await keySet(jwksURI)
+        do {
+            return try verifier.verify(idToken, keys: keys, nonce: nonce, now: now())
+        } catch .unknownKey {
+            keys = try await keySet(jwksURI)
+            return try verifier.verify(idToken, keys: keys, nonce: nonce, now: now())
+        }
+    }
+
+    private func keySet(_ url: URL) async throws -> JSONWebKeySet {
+        let response = try await transport.send(HTTPRequest(method: .get, url: url, headers: [("Accept", "application/json")]))
+        guard response.status == 200 else { throw IDTokenError.unreadableKeySet("HTTP \(response.status)") }
+        return try JSONWebKeySet(json: response.body)
+    }
+
+    /// For plain OAuth 2.0: who signed in, from the userinfo endpoint.
+    private func userinfoIdentity(accessToken: Secret, provider: Provider, metadata: ServerMetadata) async throws -> Identity {
+        guard let endpoint = metadata.userinfoEndpoint else {
+            throw DiscoveryError.missingEndpoint(provider: provider.name, field: "userinfo_endpoint")
+        }
+        let response = try await transport.send(
+            HTTPRequest(method: .get, url: endpoint, headers: [("Authorization", "Bearer \(accessToken.exposedValue)"), ("Accept", "application/json")]))
+        guard response.status == 200, let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+            throw UserinfoError.unusable(provider: provider.name, reason: "HTTP \(response.status) or not a JSON object")
+        }
+        guard let subject = Self.scalarString(object[provider.accountIDField]), !subject.isEmpty else {
+            throw UserinfoError.unusable(provider: provider.name, reason: "no \"\(provider.accountIDField)\" member (account_id_field)")
+        }
+        let issuer = metadata.issuer ?? Self.origin(of: metadata.tokenEndpoint)
+        return Identity(issuer: issuer, subject: subject, displayName: Self.scalarString(object[provider.accountNameField]))
+    }
+
+    /// A JSON string or number as text: GitHub's account `id` is a number.
+    static func scalarString(_ value: Any?) -> String? {
+        switch value {
+        case let text as String: return text
+        case let number as NSNumber where !(number is Bool): return number.stringValue
+        default: return nil
+        }
+    }
+
+    static func origin(of url: URL) -> String {
+        var components = URLComponents()
+        components.scheme = url.scheme
+        components.host = url.host
+        components.port = url.port
+        return components.string ?? url.absoluteString
+    }
+
+    // MARK: - Refresh and revocation
+
+    /// Refreshes `record` (RFC 6749 §6). A rotated refresh token replaces the old one; the identity
+    /// in a new ID token must be the same account (OIDC Core §12.2).
+    public func refresh(_ record: AccountRecord, provider: Provider, metadata: ServerMetadata) async throws -> AccountRecord {
+        guard let refreshToken = record.refreshToken else { throw RefreshError.noRefreshToken(account: record.label) }
+        let tokens = try await tokenRequest(
+            metadata.tokenEndpoint,
+            [("grant_type", "refresh_token"), ("refresh_token", refreshToken.exposedValue)] + clientAuthentication(provider))
+        var updated = record
+        if let idToken = tokens.idToken, provider.kind == .oidc {
+            let claims = try await verify(idToken, provider: provider, metadata: metadata, nonce: nil)
+            guard claims.issuer == record.issuer, claims.subject == record.subject else { throw RefreshError.identityChanged }
+            updated.idToken = idToken
+            if let display = claims.email ?? claims.name ?? claims.preferredUsername { updated.displayName = display }
+        }
+        let time = now()
+        updated.accessToken = tokens.accessToken
+        updated.tokenType = tokens.tokenType
+        updated.refreshToken = tokens.refreshToken ?? refreshToken
+        updated.expiresAt = tokens.expiresIn.map { time.addingTimeInterval(TimeInterval($0)) }
+        if let scope = tokens.scope { updated.scopes = scope.split(separator: " ").map(String.init) }
+        updated.updatedAt = time
+        updated.lastError = nil
+        return updated
+    }
+
+    /// Revokes the refresh token, or the access token when there is none (RFC 7009 §2.1).
+    public func revoke(_ record: AccountRecord, provider: Provider, metadata: ServerMetadata) async throws -> RevocationOutcome {
+        guard let endpoint = metadata.revocationEndpoint else { return .unsupported }
+        let (token, hint) = record.refreshToken.map { ($0, "refresh_token") } ?? (record.accessToken, "access_token")
+        let response = try await transport.send(
+            .form(endpoint, [("token", token.exposedValue), ("token_type_hint", hint)] + clientAuthentication(provider)))
+        guard response.status == 200 else {
+            // RFC 7009 §2.2.1: errors use the RFC 6749 §5.2 shape.
+            if let error = OAuthErrorResponse(body: response.body) { throw TokenEndpointError.oauth(endpoint: "revocation endpoint", error) }
+            throw TokenEndpointError.malformed(endpoint: "revocation endpoint", reason: "HTTP \(response.status)")
+        }
+        return .revoked(hint)
+    }
+
+    // MARK: - Shared pieces
+
+    /// `client_id`, plus `client_secret` (client_secret_post) for the providers that hand one out.
+    func clientAuthentication(_ provider: Provider) -> [(String, String)] {
+        var pairs = [("client_id", provider.clientID)]
+        if let secret = provider.clientSecret { pairs.append(("client_secret", secret.exposedValue)) }
+        return pairs
+    }
+
+    func tokenRequest(_ endpoint: URL, _ form: [(String, String)]) async throws -> TokenResponse {
+        let response = try await transport.send(.form(endpoint, form))
+        return try TokenResponse.parse(response, endpoint: "token endpoint")
+    }
+}
+
+/// What logout could do at the provider.
+public enum RevocationOutcome: Sendable, Equatable {
+    /// Revoked; the associated value is the token type revoked.
+    case revoked(String)
+    /// The provider has no revocation endpoint: the token stays valid there until it expires.
+    case unsupported
+}
+
+public enum RefreshError: LatchkeyError, Equatable {
+    case noRefreshToken(account: String)
+    case identityChanged
+
+    public var category: FailureCategory {
+        switch self {
+        case .noRefreshToken: return .notFound
+        case .identityChanged: return .rejected
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .noRefreshToken(let account):
+            return "the access token of \(TerminalText.sanitized(account, maxLength: 100)) has expired and the provider gave no refresh token; sign in again with `latchkey login`"
+        case .identityChanged:
+            return "the refreshed ID token names a different account; the refresh was rejected"
+        }
+    }
+}
+
+public enum UserinfoError: LatchkeyError, Equatable {
+    case unusable(provider: String, reason: String)
+
+    public var category: FailureCategory { .rejected }
+
+    public var description: String {
+        switch self {
+        case .unusable(let provider, let reason): return "\(provider): the userinfo response cannot identify the account: \(reason)"
+        }
+    }
+}
+
+// MARK: - Device authorization grant
+
+extension SignInEngine {
+    /// Starts the device grant (RFC 8628 §3.1).
+    public func startDeviceAuthorization(provider: Provider, metadata: ServerMetadata) async throws -> DeviceAuthorization {
+        guard let endpoint = metadata.deviceAuthorizationEndpoint else { throw DeviceFlowError.unsupported(provider: provider.name) }
+        let response = try await transport.send(
+            .form(endpoint, [("scope", provider.scopes.joined(separator: " "))] + clientAuthentication(provider)))
+        return try DeviceAuthorization.parse(response)
+    }
+
+    /// Polls until the person approves, denies or the code expires; returns the signed-in account.
+    public func completeDeviceAuthorization(
+        _ authorization: DeviceAuthorization, provider: Provider, metadata: ServerMetadata
+    ) async throws -> AccountRecord {
+        var poller = DevicePoller(authorization: authorization, startedAt: now())
+        var action = DevicePoller.Action.wait(seconds: authorization.interval)
+        while true {
+            switch action {
+            case .wait(let seconds):
+                try await Task.sleep(for: .seconds(seconds))
+                guard let result = try await pollOnce(authorization, provider: provider, metadata: metadata) else {
+                    // A dropped poll is not the person's answer: keep polling.
+                    action = .wait(seconds: poller.interval)
+                    continue
+                }
+                action = poller.handle(result, now: now())
+            case .finished(let tokens):
+                return try await account(from: tokens, provider: provider, metadata: metadata, nonce: nil)
+            case .failed(let error):
+                throw error
+            }
+        }
+    }
+
+    /// One poll of the token endpoint; `nil` when the network failed and polling should go on.
+    private func pollOnce(
+        _ authorization: DeviceAuthorization, provider: Provider, metadata: ServerMetadata
+    ) async throws -> Result<TokenResponse, TokenEndpointError>? {
+        let form = [
+            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+            ("device_code", authorization.deviceCode.exposedValue),
+        ] + clientAuthentication(provider)
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(.form(metadata.tokenEndpoint, form))
+        } catch where error.category == .unavailable {
+            return nil
+        }
+        do {
+            return .success(try TokenResponse.parse(response, endpoint: "token endpoint"))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

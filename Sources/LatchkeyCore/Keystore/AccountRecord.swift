@@ -1,0 +1,68 @@
+public import Foundation
+
+/// Everything Latchkey keeps about one signed-in account.
+///
+/// The identity is {provider, issuer, subject} from a verified ID token (or userinfo for plain
+/// OAuth 2.0); `displayName` is only for people to read.
+public struct AccountRecord: Codable, Sendable, Equatable {
+    public var provider: String
+    /// `iss` of the verified ID token, or the configured issuer / token endpoint for OAuth 2.0.
+    public var issuer: String
+    /// `sub` of the verified ID token, or the provider's account ID from userinfo.
+    public var subject: String
+    /// `email`, else `name`, else `preferred_username`: shown, never trusted.
+    public var displayName: String?
+    public var accessToken: Secret
+    public var tokenType: String
+    public var refreshToken: Secret?
+    public var idToken: Secret?
+    /// When the access token expires; `nil` when the provider did not say.
+    public var expiresAt: Date?
+    public var scopes: [String]
+    /// The second factor used at sign-in (for example `phone`), when there was one.
+    public var secondFactor: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// The last refresh failure, kept so the screen and `status` can show it.
+    public var lastError: String?
+
+    public init(
+        provider: String, issuer: String, subject: String, displayName: String?, accessToken: Secret, tokenType: String,
+        refreshToken: Secret?, idToken: Secret?, expiresAt: Date?, scopes: [String], secondFactor: String? = nil,
+        createdAt: Date, updatedAt: Date, lastError: String? = nil
+    ) {
+        self.provider = provider
+        self.issuer = issuer
+        self.subject = subject
+        self.displayName = displayName
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+        self.expiresAt = expiresAt
+        self.scopes = scopes
+        self.secondFactor = secondFactor
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.lastError = lastError
+    }
+
+    /// Whether `other` is the same account (same verified identity at the same provider).
+    public func isSameAccount(as other: AccountRecord) -> Bool {
+        provider == other.provider && issuer == other.issuer && subject == other.subject
+    }
+
+    /// How a person names this account on the command line: its display name, else its subject.
+    public var label: String { displayName ?? subject }
+
+    /// Whether `selector` (from `PROVIDER:ACCOUNT`) names this account.
+    public func matches(selector: String) -> Bool {
+        selector == subject || selector == displayName
+    }
+
+    /// Whether the access token is still valid `margin` seconds from `now`.
+    public func isValid(at now: Date, margin: TimeInterval) -> Bool {
+        guard let expiresAt else { return true }
+        return expiresAt.timeIntervalSince(now) > margin
+    }
+}

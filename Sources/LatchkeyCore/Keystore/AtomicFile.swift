@@ -1,0 +1,63 @@
+import CLatchkeySys
+import Foundation
+
+/// Replaces a file so that a crash at any instant leaves either the old or the new contents.
+enum AtomicFile {
+    /// Temp file in the same directory (rename is atomic only within a file system), fsync,
+    /// rename, then fsync of the directory so the rename itself survives a power cut.
+    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws(KeystoreError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = "\(directory)/.\((path as NSString).lastPathComponent).tmp-\(getpid())-\(SecureRandom.token(byteCount: 6))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard descriptor >= 0 else { throw .io(path: temporary, reason: String(cString: strerror(errno))) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                unlink(temporary)
+                throw .io(path: temporary, reason: reason)
+            }
+            written += count
+        }
+        guard fsync(descriptor) == 0, close(descriptor) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw .io(path: temporary, reason: reason)
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw .io(path: path, reason: reason)
+        }
+        let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
+    }
+}
+
+/// An exclusive `flock` on a lock file, held across processes until released.
+struct FileLock {
+    private let descriptor: Int32
+
+    init(path: String) throws(KeystoreError) {
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .io(path: path, reason: String(cString: strerror(errno))) }
+        while lk_flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                throw .io(path: path, reason: "cannot lock: \(reason)")
+            }
+        }
+    }
+
+    func release() {
+        _ = lk_flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+}

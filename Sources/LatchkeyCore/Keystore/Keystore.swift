@@ -1,0 +1,50 @@
+/// Where account records live. Every token Latchkey holds goes through one of these.
+///
+/// Changes happen inside `update`, which holds an exclusive lock across processes for the whole
+/// read-modify-write, so two `latchkey` processes never lose each other's writes.
+public protocol Keystore: Sendable {
+    /// A short name for listings: `vault` or `secret-service`.
+    var backendName: String { get }
+
+    /// All records, read without taking the write lock.
+    func records() async throws(KeystoreError) -> [AccountRecord]
+
+    /// Runs `body` on the current records under the exclusive lock and stores what it leaves
+    /// (only when it changed them). The body may do network work: a refresh keeps the lock until
+    /// the rotated refresh token is written.
+    func update<Result: Sendable>(
+        _ body: (inout [AccountRecord]) async throws -> Result
+    ) async throws -> Result
+}
+
+/// Why the keystore could not be used. Files are named; secrets never are.
+public enum KeystoreError: LatchkeyError, Equatable {
+    case locked(String)
+    case wrongPassphrase(path: String)
+    case damaged(path: String, reason: String)
+    case newerFormat(path: String, version: Int)
+    case unsafePermissions(path: String, mode: String)
+    case passphraseFile(path: String, reason: String)
+    case io(path: String, reason: String)
+
+    public var category: FailureCategory { .keystore }
+
+    public var description: String {
+        switch self {
+        case .locked(let how):
+            return "the vault is locked: \(how)"
+        case .wrongPassphrase(let path):
+            return "wrong passphrase for \(path) (nothing was changed)"
+        case .damaged(let path, let reason):
+            return "\(path) is damaged: \(reason). It was left untouched; restore it from a backup or move it aside and sign in again"
+        case .newerFormat(let path, let version):
+            return "\(path) was written by a newer Latchkey (vault format \(version)); upgrade Latchkey. The file was left untouched"
+        case .unsafePermissions(let path, let mode):
+            return "\(path) is accessible by other users (mode \(mode)); run `chmod 600 \(path)` (and `chmod 700` on its directory), then retry"
+        case .passphraseFile(let path, let reason):
+            return "cannot use LATCHKEY_PASSPHRASE_FILE \(path): \(reason)"
+        case .io(let path, let reason):
+            return "cannot access \(path): \(reason)"
+        }
+    }
+}

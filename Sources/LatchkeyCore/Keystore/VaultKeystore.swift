@@ -1,0 +1,187 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// The default keystore: one encrypted file, no daemon, works on any machine.
+///
+/// Crash safety: a new vault is written to a temporary file in the same directory, fsynced,
+/// renamed over the old one and the directory fsynced, so a crash at any instant leaves either
+/// the old or the new file. Concurrency: `update` holds `flock` on `vault.lock` throughout.
+public final class VaultKeystore: Keystore {
+    public let path: String
+    public var backendName: String { "vault" }
+    private let passphrase: any PassphraseProvider
+    private let kdf: VaultFormat.KDFParameters
+    /// The derived key and the salt it belongs to: derived once per process (scrypt is slow on purpose).
+    private let unlocked = Mutex<UnlockedKey?>(nil)
+
+    struct UnlockedKey {
+        var salt: [UInt8]
+        var parameters: VaultFormat.KDFParameters
+        var key: SymmetricKey
+    }
+
+    private struct Contents: Codable {
+        var accounts: [AccountRecord]
+    }
+
+    public convenience init(path: String, passphrase: any PassphraseProvider) {
+        self.init(path: path, passphrase: passphrase, kdf: .standard)
+    }
+
+    init(path: String, passphrase: any PassphraseProvider, kdf: VaultFormat.KDFParameters) {
+        self.path = path
+        self.passphrase = passphrase
+        self.kdf = kdf
+    }
+
+    private var directory: String { (path as NSString).deletingLastPathComponent }
+
+    public func records() async throws(KeystoreError) -> [AccountRecord] {
+        guard let bytes = try readVaultFile() else { return [] }
+        return try decode(bytes)
+    }
+
+    public func update<Result: Sendable>(_ body: (inout [AccountRecord]) async throws -> Result) async throws -> Result {
+        try ensureDirectory()
+        let lock = try FileLock(path: path + ".lock")
+        defer { lock.release() }
+        let existing = try readVaultFile()
+        var records = try existing.map(decode) ?? []
+        let before = records
+        let result = try await body(&records)
+        if records != before || existing == nil && !records.isEmpty {
+            try write(records)
+        }
+        return result
+    }
+
+    // MARK: - Reading
+
+    /// The file's bytes, `nil` when there is no vault yet. Refuses a file others can read.
+    private func readVaultFile() throws(KeystoreError) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor < 0 {
+            if errno == ENOENT { return nil }
+            throw .io(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .io(path: path, reason: String(cString: strerror(errno))) }
+        guard info.st_mode & 0o077 == 0 else {
+            throw .unsafePermissions(path: path, mode: String(info.st_mode & 0o777, radix: 8))
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .io(path: path, reason: String(cString: strerror(errno)))
+            }
+            if count == 0 { break }
+            bytes += buffer[0..<count]
+        }
+        return bytes
+    }
+
+    private func decode(_ bytes: [UInt8]) throws(KeystoreError) -> [AccountRecord] {
+        let parsed: (header: VaultFormat.Header, headerBytes: [UInt8], sealed: [UInt8])
+        do {
+            parsed = try VaultFormat.parse(bytes)
+        } catch {
+            switch error {
+            case .notAVault: throw .damaged(path: path, reason: "it does not start with Latchkey's vault header")
+            case .truncated: throw .damaged(path: path, reason: "it is truncated (\(bytes.count) bytes)")
+            case .newerVersion(let version): throw .newerFormat(path: path, version: version)
+            case .unsupported(let what): throw .damaged(path: path, reason: "unsupported \(what)")
+            }
+        }
+        let key = try key(for: parsed.header)
+        let plaintext: [UInt8]
+        do {
+            plaintext = try VaultFormat.open(sealed: parsed.sealed, headerBytes: parsed.headerBytes, key: key)
+        } catch {
+            throw .damaged(path: path, reason: "its contents fail authentication (a modified or corrupted byte)")
+        }
+        do {
+            return try Self.decoder.decode(Contents.self, from: Data(plaintext)).accounts
+        } catch {
+            throw .damaged(path: path, reason: "its decrypted contents are not the expected records")
+        }
+    }
+
+    /// The key for `header`, derived from the passphrase unless already unlocked in this process.
+    private func key(for header: VaultFormat.Header) throws(KeystoreError) -> SymmetricKey {
+        if let cached = unlocked.withLock({ $0 }), cached.salt == header.salt, cached.parameters == header.kdf {
+            return cached.key
+        }
+        let secret = try passphrase.passphrase(forVault: path, creating: false)
+        let key: SymmetricKey
+        do {
+            key = try VaultFormat.deriveKey(passphrase: secret, salt: header.salt, parameters: header.kdf)
+        } catch {
+            throw .io(path: path, reason: "key derivation failed: \(error)")
+        }
+        guard constantTimeEqual(VaultFormat.keyCheck(for: key), header.keyCheck) else { throw .wrongPassphrase(path: path) }
+        unlocked.withLock { $0 = UnlockedKey(salt: header.salt, parameters: header.kdf, key: key) }
+        return key
+    }
+
+    // MARK: - Writing
+
+    private func write(_ records: [AccountRecord]) throws(KeystoreError) {
+        let header = try currentOrNewHeader()
+        guard let key = unlocked.withLock({ $0?.key }) else { throw .locked("no key after unlocking") }
+        let plaintext: [UInt8]
+        let sealed: [UInt8]
+        do {
+            plaintext = Array(try Self.encoder.encode(Contents(accounts: records)))
+            sealed = try VaultFormat.seal(plaintext, header: header, key: key)
+        } catch {
+            throw .io(path: path, reason: "cannot encrypt the records: \(error)")
+        }
+        try AtomicFile.replace(path, with: sealed)
+    }
+
+    /// The header of the unlocked key; a brand-new vault gets a fresh salt and asks for a passphrase.
+    private func currentOrNewHeader() throws(KeystoreError) -> VaultFormat.Header {
+        if let cached = unlocked.withLock({ $0 }) {
+            return VaultFormat.Header(
+                version: VaultFormat.currentVersion, kdf: cached.parameters, salt: cached.salt, keyCheck: VaultFormat.keyCheck(for: cached.key))
+        }
+        let secret = try passphrase.passphrase(forVault: path, creating: true)
+        let salt = SecureRandom.bytes(16)
+        let key: SymmetricKey
+        do {
+            key = try VaultFormat.deriveKey(passphrase: secret, salt: salt, parameters: kdf)
+        } catch {
+            throw .io(path: path, reason: "key derivation failed: \(error)")
+        }
+        unlocked.withLock { $0 = UnlockedKey(salt: salt, parameters: kdf, key: key) }
+        return VaultFormat.Header(version: VaultFormat.currentVersion, kdf: kdf, salt: salt, keyCheck: VaultFormat.keyCheck(for: key))
+    }
+
+    private func ensureDirectory() throws(KeystoreError) {
+        var info = stat()
+        if stat(directory, &info) == 0 { return }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .io(path: directory, reason: "cannot create the directory: \(error.localizedDescription)")
+        }
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    private static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
+}

@@ -1,0 +1,106 @@
+public import Foundation
+
+/// A device authorization response (RFC 8628 §3.2): what the person must type, and where.
+public struct DeviceAuthorization: Sendable {
+    /// `device_code`: polled with, never shown.
+    public var deviceCode: Secret
+    /// `user_code`: shown in large type.
+    public var userCode: String
+    /// `verification_uri`
+    public var verificationURI: String
+    /// `verification_uri_complete`: the URI with the code filled in, for a QR code or a click.
+    public var verificationURIComplete: String?
+    /// `expires_in`, seconds.
+    public var expiresIn: Int
+    /// `interval`, seconds between polls (default 5).
+    public var interval: Int
+
+    public static func parse(_ response: HTTPResponse) throws(TokenEndpointError) -> DeviceAuthorization {
+        let endpoint = "device authorization endpoint"
+        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+            throw .malformed(endpoint: endpoint, reason: "the body is not a JSON object (HTTP \(response.status))")
+        }
+        if let error = OAuthErrorResponse(json: object) { throw .oauth(endpoint: endpoint, error) }
+        guard response.status == 200 else { throw .malformed(endpoint: endpoint, reason: "HTTP \(response.status)") }
+        guard let deviceCode = object["device_code"] as? String, let userCode = object["user_code"] as? String,
+            let verificationURI = (object["verification_uri"] ?? object["verification_url"]) as? String
+        else { throw .malformed(endpoint: endpoint, reason: "device_code, user_code or verification_uri is missing") }
+        guard case .success = EndpointURL.validate(verificationURI) else {
+            throw .malformed(endpoint: endpoint, reason: "verification_uri is not an https URL")
+        }
+        let complete = object["verification_uri_complete"] as? String
+        let expiresIn = (object["expires_in"] as? NSNumber)?.intValue ?? 600
+        let interval = (object["interval"] as? NSNumber)?.intValue ?? 5
+        return DeviceAuthorization(
+            deviceCode: Secret(deviceCode), userCode: userCode, verificationURI: verificationURI,
+            verificationURIComplete: complete.flatMap { if case .success = EndpointURL.validate($0) { $0 } else { nil } },
+            expiresIn: max(1, min(expiresIn, 3600)), interval: max(1, min(interval, 60)))
+    }
+}
+
+/// The polling half of the device grant (RFC 8628 §3.4–3.5) as a pure state machine.
+public struct DevicePoller: Sendable {
+    public enum Action: Sendable {
+        /// Wait this many seconds, then poll again.
+        case wait(seconds: Int)
+        /// The person approved: here are the tokens.
+        case finished(TokenResponse)
+        /// Stop: denied, expired, or a real error.
+        case failed(DeviceFlowError)
+    }
+
+    public private(set) var interval: Int
+    private let deadline: Date
+
+    public init(authorization: DeviceAuthorization, startedAt: Date) {
+        interval = authorization.interval
+        deadline = startedAt.addingTimeInterval(TimeInterval(authorization.expiresIn))
+    }
+
+    /// What to do after a poll came back with `result` at `now`.
+    public mutating func handle(_ result: Result<TokenResponse, TokenEndpointError>, now: Date) -> Action {
+        switch result {
+        case .success(let tokens):
+            return .finished(tokens)
+        case .failure(.oauth(_, let error)):
+            switch error.error {
+            case "authorization_pending": break
+            case "slow_down": interval += 5
+            case "access_denied": return .failed(.denied)
+            case "expired_token": return .failed(.expired)
+            default: return .failed(.server(error))
+            }
+        case .failure(let other):
+            return .failed(.transport(other.description))
+        }
+        if now.addingTimeInterval(TimeInterval(interval)) >= deadline { return .failed(.expired) }
+        return .wait(seconds: interval)
+    }
+}
+
+public enum DeviceFlowError: LatchkeyError, Equatable {
+    case denied
+    case expired
+    case server(OAuthErrorResponse)
+    case transport(String)
+    case unsupported(provider: String)
+
+    public var category: FailureCategory {
+        switch self {
+        case .denied, .expired: return .unavailable
+        case .server, .transport: return .rejected
+        case .unsupported: return .configuration
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .denied: return "the sign-in was denied in the browser"
+        case .expired: return "the user code expired before the sign-in was approved; run the command again"
+        case .server(let error): return "the provider stopped the device sign-in: \(error)"
+        case .transport(let reason): return reason
+        case .unsupported(let provider):
+            return "\(provider) has no device_authorization_endpoint (in discovery or its file); use the browser or --paste"
+        }
+    }
+}

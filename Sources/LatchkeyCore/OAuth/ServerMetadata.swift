@@ -1,0 +1,143 @@
+public import Foundation
+
+/// The endpoints and promises of one authorization server, from discovery (OIDC Discovery §3,
+/// RFC 8414 §2) with the provider file's explicit endpoints laid over it.
+public struct ServerMetadata: Sendable, Equatable {
+    /// `issuer`: what `iss` in responses and ID tokens must equal, when known.
+    public var issuer: String?
+    /// `authorization_endpoint`
+    public var authorizationEndpoint: URL
+    /// `token_endpoint`
+    public var tokenEndpoint: URL
+    /// `revocation_endpoint` (RFC 7009)
+    public var revocationEndpoint: URL?
+    /// `device_authorization_endpoint` (RFC 8628)
+    public var deviceAuthorizationEndpoint: URL?
+    /// `userinfo_endpoint`
+    public var userinfoEndpoint: URL?
+    /// `jwks_uri`
+    public var jwksURI: URL?
+    /// `authorization_response_iss_parameter_supported` (RFC 9207 §3): a response without `iss` is then rejected.
+    public var requiresIssuerParameter: Bool
+
+    public init(
+        issuer: String?, authorizationEndpoint: URL, tokenEndpoint: URL, revocationEndpoint: URL? = nil,
+        deviceAuthorizationEndpoint: URL? = nil, userinfoEndpoint: URL? = nil, jwksURI: URL? = nil,
+        requiresIssuerParameter: Bool = false
+    ) {
+        self.issuer = issuer
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
+        self.userinfoEndpoint = userinfoEndpoint
+        self.jwksURI = jwksURI
+        self.requiresIssuerParameter = requiresIssuerParameter
+    }
+
+    /// Where the discovery document of `provider` lives, or `nil` when the file lists every endpoint.
+    public static func discoveryURL(for provider: Provider) -> URL? {
+        guard let issuer = provider.issuer else { return nil }
+        let endpoints = provider.endpoints
+        let complete = endpoints.authorization != nil && endpoints.token != nil && (provider.kind == .oauth2 || endpoints.jwks != nil)
+        if complete { return nil }
+        let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        switch provider.kind {
+        case .oidc: return URL(string: trimmed + "/.well-known/openid-configuration")
+        // RFC 8414 §3.1 inserts the well-known segment before the issuer's path.
+        case .oauth2:
+            guard var components = URLComponents(string: trimmed) else { return nil }
+            components.path = "/.well-known/oauth-authorization-server" + components.path
+            return components.url
+        }
+    }
+
+    /// Combines a discovery document (if one was read) with the file's explicit endpoints.
+    public static func resolve(provider: Provider, document: DiscoveryDocument?) throws(DiscoveryError) -> ServerMetadata {
+        if let document {
+            guard document.issuer == provider.issuer else {
+                throw .issuerMismatch(provider: provider.name, configured: provider.issuer ?? "", discovered: TerminalText.sanitized(document.issuer ?? "(none)", maxLength: 200))
+            }
+            if let methods = document.codeChallengeMethodsSupported, !methods.contains(PKCE.method) {
+                throw .noPKCE(provider: provider.name)
+            }
+        }
+        func endpoint(_ explicit: URL?, _ discovered: String?, _ field: String) throws(DiscoveryError) -> URL? {
+            if let explicit { return explicit }
+            guard let discovered else { return nil }
+            switch EndpointURL.validate(discovered) {
+            case .success(let url): return url
+            case .failure(let problem): throw .badEndpoint(provider: provider.name, field: field, problem: problem.description)
+            }
+        }
+        let endpoints = provider.endpoints
+        guard let authorization = try endpoint(endpoints.authorization, document?.authorizationEndpoint, "authorization_endpoint") else {
+            throw .missingEndpoint(provider: provider.name, field: "authorization_endpoint")
+        }
+        guard let token = try endpoint(endpoints.token, document?.tokenEndpoint, "token_endpoint") else {
+            throw .missingEndpoint(provider: provider.name, field: "token_endpoint")
+        }
+        let jwks = try endpoint(endpoints.jwks, document?.jwksURI, "jwks_uri")
+        if provider.kind == .oidc && jwks == nil { throw .missingEndpoint(provider: provider.name, field: "jwks_uri") }
+        return ServerMetadata(
+            issuer: provider.issuer,
+            authorizationEndpoint: authorization,
+            tokenEndpoint: token,
+            revocationEndpoint: try endpoint(endpoints.revocation, document?.revocationEndpoint, "revocation_endpoint"),
+            deviceAuthorizationEndpoint: try endpoint(endpoints.deviceAuthorization, document?.deviceAuthorizationEndpoint, "device_authorization_endpoint"),
+            userinfoEndpoint: try endpoint(endpoints.userinfo, document?.userinfoEndpoint, "userinfo_endpoint"),
+            jwksURI: jwks,
+            requiresIssuerParameter: document?.authorizationResponseIssParameterSupported ?? false)
+    }
+}
+
+/// The members of a discovery document Latchkey reads; everything else is ignored.
+public struct DiscoveryDocument: Decodable, Sendable {
+    public var issuer: String?
+    public var authorizationEndpoint: String?
+    public var tokenEndpoint: String?
+    public var revocationEndpoint: String?
+    public var deviceAuthorizationEndpoint: String?
+    public var userinfoEndpoint: String?
+    public var jwksURI: String?
+    public var codeChallengeMethodsSupported: [String]?
+    public var authorizationResponseIssParameterSupported: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
+        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case userinfoEndpoint = "userinfo_endpoint"
+        case jwksURI = "jwks_uri"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+    }
+}
+
+/// Why a provider's server metadata could not be used.
+public enum DiscoveryError: LatchkeyError, Equatable {
+    case issuerMismatch(provider: String, configured: String, discovered: String)
+    case noPKCE(provider: String)
+    case missingEndpoint(provider: String, field: String)
+    case badEndpoint(provider: String, field: String, problem: String)
+    case unreadableDocument(provider: String, reason: String)
+
+    public var category: FailureCategory { .rejected }
+
+    public var description: String {
+        switch self {
+        case .issuerMismatch(let provider, let configured, let discovered):
+            return "\(provider): the discovery document names issuer \(discovered), not the configured \(configured); check `issuer` in the provider file (they must match exactly, trailing slash included)"
+        case .noPKCE(let provider):
+            return "\(provider): the server does not list S256 in code_challenge_methods_supported; Latchkey signs in only with PKCE S256"
+        case .missingEndpoint(let provider, let field):
+            return "\(provider): no \(field) in discovery or in the provider file; set \(field) in the file"
+        case .badEndpoint(let provider, let field, let problem):
+            return "\(provider): discovery gave an unusable \(field): \(problem)"
+        case .unreadableDocument(let provider, let reason):
+            return "\(provider): the discovery document cannot be read: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+import TOMLKit
+
+/// Reads one provider file: TOML in, a `Provider` or every error found in it out.
+///
+/// Errors are collected rather than thrown at the first one, so a person fixing a file sees
+/// all its problems in one run.
+public struct ProviderFileParser {
+    /// Keys a provider file may contain; anything else is an error (a typo must not be ignored).
+    static let knownKeys: Set<String> = [
+        "display_name", "kind", "issuer", "authorization_endpoint", "token_endpoint",
+        "revocation_endpoint", "device_authorization_endpoint", "userinfo_endpoint", "jwks_uri",
+        "client_id", "client_secret", "scopes", "extra_authorization_params", "redirect",
+        "loopback_host", "redirect_path", "account_id_field", "account_name_field",
+    ]
+
+    /// Parameters Latchkey sets itself; letting a file override them would undo PKCE, state or nonce.
+    static let reservedAuthorizationParameters: Set<String> = [
+        "response_type", "client_id", "redirect_uri", "scope", "state", "nonce",
+        "code_challenge", "code_challenge_method",
+    ]
+
+    public init() {}
+
+    /// Parses `text`, read from `file`; the provider's name is the file stem.
+    public func parse(_ text: String, file: String) -> Result<Provider, ProviderFileErrors> {
+        var context = Context(file: file, text: text)
+        let name = URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent
+        if name.isEmpty || !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) {
+            context.fail(nil, "the file name must be letters, digits, '.', '_' or '-' followed by .toml (it becomes the provider's name)")
+        }
+
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            return .failure(ProviderFileErrors([
+                ProviderFileError(file: file, line: error.source.begin.line, message: "not valid TOML: \(TerminalText.sanitized(error.description))")
+            ]))
+        } catch {
+            return .failure(ProviderFileErrors([ProviderFileError(file: file, message: "not valid TOML")]))
+        }
+
+        for key in table.keys.sorted() where !Self.knownKeys.contains(key) {
+            context.fail(key, "unknown key (known keys: see latchkey-providers(5))")
+        }
+
+        let displayName = context.string(table, "display_name", required: true) ?? name
+        let kind = context.choice(table, "kind", Provider.Kind.self, required: true, extraChoices: ["firebase"]) ?? .oidc
+        let issuer = context.url(table, "issuer").map { $0.absoluteString }
+        var endpoints = Provider.Endpoints()
+        endpoints.authorization = context.url(table, "authorization_endpoint")
+        endpoints.token = context.url(table, "token_endpoint")
+        endpoints.revocation = context.url(table, "revocation_endpoint")
+        endpoints.deviceAuthorization = context.url(table, "device_authorization_endpoint")
+        endpoints.userinfo = context.url(table, "userinfo_endpoint")
+        endpoints.jwks = context.url(table, "jwks_uri")
+
+        if issuer == nil && !context.hasError(for: "issuer") {
+            for (key, value) in [("authorization_endpoint", endpoints.authorization), ("token_endpoint", endpoints.token)] where value == nil {
+                context.fail(key, "required when there is no issuer to discover it from")
+            }
+            if kind == .oidc && endpoints.jwks == nil {
+                context.fail("jwks_uri", "required for kind \"oidc\" when there is no issuer to discover it from")
+            }
+        }
+
+        let clientID = context.string(table, "client_id", required: false) ?? ""
+        let clientSecret = context.string(table, "client_secret", required: false).map(Secret.init)
+        var scopes = context.stringArray(table, "scopes") ?? (kind == .oidc ? ["openid"] : [])
+        if kind == .oidc && !scopes.contains("openid") { scopes.insert("openid", at: 0) }
+
+        let extra = context.stringTable(table, "extra_authorization_params") ?? [:]
+        for key in extra.keys.sorted() where Self.reservedAuthorizationParameters.contains(key) {
+            context.fail("extra_authorization_params.\(key)", "Latchkey sets this parameter itself; remove it", lineKey: key)
+        }
+
+        let redirectMode = context.choice(table, "redirect", Provider.RedirectMode.self, required: false) ?? .loopback
+        var loopbackHost = Provider.LoopbackHost.ipv4
+        if let host = context.string(table, "loopback_host", required: false) {
+            switch host {
+            case "127.0.0.1": loopbackHost = .ipv4
+            case "[::1]", "::1": loopbackHost = .ipv6
+            case "localhost": loopbackHost = .localhost
+            default: context.fail("loopback_host", "must be \"127.0.0.1\", \"[::1]\" or \"localhost\" (RFC 8252 §7.3 allows only loopback)")
+            }
+        }
+        let redirectPath = context.string(table, "redirect_path", required: false) ?? "/oauth2redirect/\(name)"
+        if !Self.isValidRedirectPath(redirectPath) {
+            context.fail("redirect_path", "must start with '/' and hold only letters, digits and -._~/ (no query or fragment)")
+        }
+        let accountIDField = context.string(table, "account_id_field", required: false) ?? "sub"
+        let accountNameField = context.string(table, "account_name_field", required: false) ?? "email"
+
+        guard context.errors.isEmpty else { return .failure(ProviderFileErrors(context.errors)) }
+        return .success(
+            Provider(
+                name: name, displayName: displayName, kind: kind, issuer: issuer, endpoints: endpoints,
+                clientID: clientID, clientSecret: clientSecret, scopes: scopes,
+                extraAuthorizationParameters: extra, redirectMode: redirectMode, loopbackHost: loopbackHost,
+                redirectPath: redirectPath, accountIDField: accountIDField, accountNameField: accountNameField,
+                sourceFile: file))
+    }
+
+    static func isValidRedirectPath(_ path: String) -> Bool {
+        path.hasPrefix("/") && path.count > 1 && !path.contains("//")
+            && path.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-._~/".contains($0)) }
+    }
+}
+
+/// All the errors of one provider file.
+public struct ProviderFileErrors: Error, Sendable, Equatable {
+    public var errors: [ProviderFileError]
+    init(_ errors: [ProviderFileError]) { self.errors = errors }
+}
+
+// MARK: - Field readers
+
+extension ProviderFileParser {
+    /// Reads fields and records errors with the line each field is on.
+    struct Context {
+        let file: String
+        let lines: [Substring]
+        var errors: [ProviderFileError] = []
+
+        init(file: String, text: String) {
+            self.file = file
+            self.lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        }
+
+        /// The 1-based line where `key` is assigned, found by scanning the text: TOMLKit keeps no
+        /// source positions for values, and provider files are small.
+        func line(of key: String) -> Int? {
+            for (index, line) in lines.enumerated() {
+                let trimmed = line.drop(while: { $0 == " " || $0 == "\t" || $0 == "{" })
+                for candidate in [key, "\"\(key)\"", "'\(key)'"] where trimmed.hasPrefix(candidate) {
+                    let rest = trimmed.dropFirst(candidate.count).drop(while: { $0 == " " || $0 == "\t" })
+                    if rest.hasPrefix("=") { return index + 1 }
+                }
+                // Keys inside an inline table: `{ prompt = "x", login_hint = "y" }`.
+                if line.contains("{") && (line.contains(" \(key) =") || line.contains("{\(key)=") || line.contains(" \(key)=")) {
+                    return index + 1
+                }
+            }
+            return nil
+        }
+
+        mutating func fail(_ field: String?, _ message: String, lineKey: String? = nil) {
+            let lineNumber = (lineKey ?? field).flatMap { line(of: $0) }
+            errors.append(ProviderFileError(file: file, line: lineNumber, field: field, message: message))
+        }
+
+        func hasError(for field: String) -> Bool { errors.contains { $0.field == field } }
+
+        mutating func string(_ table: TOMLTable, _ key: String, required: Bool) -> String? {
+            guard let value = table[key] else {
+                if required { fail(key, "missing (required)") }
+                return nil
+            }
+            guard let string = value.string else {
+                fail(key, "must be a string, found \(value.type)")
+                return nil
+            }
+            if required && string.isEmpty { fail(key, "must not be empty") }
+            return string
+        }
+
+        mutating func choice<Choice: RawRepresentable & CaseIterable>(
+            _ table: TOMLTable, _ key: String, _ type: Choice.Type, required: Bool, extraChoices: [String] = []
+        ) -> Choice? where Choice.RawValue == String {
+            guard let raw = string(table, key, required: required) else { return nil }
+            if let choice = Choice(rawValue: raw) { return choice }
+            let names = Choice.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            if extraChoices.contains(raw) {
+                fail(key, "\"\(raw)\" providers are not supported by this version of Latchkey (supported: \(names))")
+            } else {
+                fail(key, "\"\(TerminalText.sanitized(raw, maxLength: 40))\" is not one of \(names)")
+            }
+            return nil
+        }
+
+        /// An endpoint URL: absolute, https unless the host is a loopback address.
+        mutating func url(_ table: TOMLTable, _ key: String) -> URL? {
+            guard let raw = string(table, key, required: false) else { return nil }
+            switch EndpointURL.validate(raw) {
+            case .success(let url): return url
+            case .failure(let problem):
+                fail(key, problem.description)
+                return nil
+            }
+        }
+
+        mutating func stringArray(_ table: TOMLTable, _ key: String) -> [String]? {
+            guard let value = table[key] else { return nil }
+            guard let array = value.array else {
+                fail(key, "must be an array of strings, found \(value.type)")
+                return nil
+            }
+            var strings: [String] = []
+            for element in array {
+                guard let string = element.string, !string.isEmpty, !string.contains(" ") else {
+                    fail(key, "every element must be a non-empty string without spaces")
+                    return nil
+                }
+                strings.append(string)
+            }
+            return strings
+        }
+
+        mutating func stringTable(_ table: TOMLTable, _ key: String) -> [String: String]? {
+            guard let value = table[key] else { return nil }
+            guard let inner = value.table else {
+                fail(key, "must be a table of strings, such as { prompt = \"select_account\" }, found \(value.type)")
+                return nil
+            }
+            var result: [String: String] = [:]
+            for innerKey in inner.keys {
+                guard let string = inner[innerKey]?.string else {
+                    fail("\(key).\(innerKey)", "must be a string", lineKey: innerKey)
+                    continue
+                }
+                result[innerKey] = string
+            }
+            return result
+        }
+    }
+}

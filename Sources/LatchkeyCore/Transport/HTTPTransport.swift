@@ -1,0 +1,70 @@
+public import Foundation
+
+/// One HTTP exchange with a provider, small enough to fake in tests and to log safely.
+public struct HTTPRequest: Sendable {
+    public enum Method: String, Sendable { case get = "GET", post = "POST" }
+    public var method: Method
+    public var url: URL
+    public var headers: [(String, String)]
+    public var body: [UInt8]?
+
+    public init(method: Method, url: URL, headers: [(String, String)] = [], body: [UInt8]? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A form POST (RFC 6749 Appendix B) asking for JSON back.
+    public static func form(_ url: URL, _ pairs: [(String, String)], headers: [(String, String)] = []) -> HTTPRequest {
+        HTTPRequest(
+            method: .post, url: url,
+            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")] + headers,
+            body: Array(FormEncoding.encode(pairs).utf8))
+    }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// Sends requests to providers. The live one enforces https, time-outs and a size cap.
+public protocol HTTPTransport: Sendable {
+    func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse
+}
+
+/// Why a provider could not be talked to; always worth retrying later.
+public enum TransportError: LatchkeyError, Equatable {
+    case insecureURL(String)
+    case unreachable(host: String, reason: String)
+    case timedOut(host: String)
+    case responseTooLarge(host: String, limit: Int)
+
+    public var category: FailureCategory {
+        switch self {
+        case .insecureURL, .responseTooLarge: return .rejected
+        case .unreachable, .timedOut: return .unavailable
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .insecureURL(let url):
+            return "refusing to send credentials to \(TerminalText.sanitized(url, maxLength: 200)): https is required except for loopback hosts"
+        case .unreachable(let host, let reason):
+            return "cannot reach \(host): \(reason); check the network and the provider's address"
+        case .timedOut(let host):
+            return "\(host) did not answer in time; try again later"
+        case .responseTooLarge(let host, let limit):
+            return "\(host) sent more than \(limit / 1024) KiB; refusing the response"
+        }
+    }
+}
