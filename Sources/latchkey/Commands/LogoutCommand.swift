@@ -1,0 +1,26 @@
+import ArgumentParser
+import Foundation
+import LatchkeyCore
+
+struct LogoutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logout",
+        abstract: "Revoke an account's refresh token at the provider (RFC 7009) and forget the account.")
+
+    @Argument(help: "PROVIDER or PROVIDER:ACCOUNT.") var selector: String
+
+    func run() async throws {
+        try await Failure.reporting {
+            let (record, revocation) = try await CommandContext().service.signOut(AccountSelector(parsing: selector))
+            let name = "\(record.provider):\(TerminalText.sanitized(record.label))"
+            switch revocation {
+            case .success(.revoked(let kind)):
+                Output.info("Revoked the \(kind.replacingOccurrences(of: "_", with: " ")) of \(name) and signed out.")
+            case .success(.unsupported):
+                Output.info("Signed out of \(name). The provider offers no revocation endpoint, so its tokens stay valid there until they expire.")
+            case .failure(let error):
+                Output.info("Signed out of \(name), but revocation failed: \((error as? any LatchkeyError)?.description ?? "\(error)")")
+            }
+        }
+    }
+}

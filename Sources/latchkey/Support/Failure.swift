@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import LatchkeyCore
+
+/// The one place where failures become exit statuses (sysexits.h values, listed in latchkey(1)).
+enum Failure {
+    static func exitCode(for category: FailureCategory) -> Int32 {
+        switch category {
+        case .configuration: return 65  // EX_DATAERR
+        case .notFound: return 66  // EX_NOINPUT
+        case .unavailable: return 69  // EX_UNAVAILABLE
+        case .rejected: return 76  // EX_PROTOCOL
+        case .keystore: return 77  // EX_NOPERM
+        case .unexpected: return 1
+        }
+    }
+
+    /// Runs a command body; a failure is printed on stderr as `latchkey: message` and becomes the exit status.
+    static func reporting(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as any LatchkeyError {
+            Output.error(error.description)
+            throw ExitCode(exitCode(for: error.category))
+        } catch let error as ExitCode {
+            throw error
+        } catch is CancellationError {
+            Output.error("cancelled")
+            throw ExitCode(69)
+        } catch {
+            Output.error("unexpected error: \(TerminalText.sanitized(String(describing: error), maxLength: 500))")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// stdout carries only what a command promises (a token, JSON); everything for people goes to stderr.
+enum Output {
+    static func result(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func info(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    static func error(_ text: String) {
+        info("latchkey: " + text)
+    }
+
+    static func json(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        result(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+}
