@@ -7,7 +7,8 @@ struct Latchkey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Sign in to many OAuth 2.0 / OpenID Connect providers from the terminal and keep their tokens safe.",
-        discussion: "Exit status: 0 success, 64 usage, 65 provider file errors, 66 no such provider or account, 69 unreachable or timed out, 76 response rejected, 77 vault locked or unreadable. See latchkey(1).",
+        discussion:
+            "Exit status: 0 success, 64 usage, 65 provider file errors, 66 no such provider or account, 69 unreachable or timed out, 76 response rejected, 77 vault locked or unreadable. See latchkey(1).",
         version: LatchkeyVersion.current,
         subcommands: [ProvidersCommand.self, LoginCommand.self, StatusCommand.self, TokenCommand.self, LogoutCommand.self],
         defaultSubcommand: StatusCommand.self)

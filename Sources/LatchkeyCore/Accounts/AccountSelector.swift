@@ -43,7 +43,8 @@ public enum AccountSelectionError: LatchkeyError, Equatable {
         switch self {
         case .notSignedIn(let selector, let available):
             if available.isEmpty {
-                return "no account is signed in at \(TerminalText.sanitized(selector.provider, maxLength: 80)); run `latchkey login \(TerminalText.sanitized(selector.provider, maxLength: 80))`"
+                return
+                    "no account is signed in at \(TerminalText.sanitized(selector.provider, maxLength: 80)); run `latchkey login \(TerminalText.sanitized(selector.provider, maxLength: 80))`"
             }
             return "no account \(TerminalText.sanitized(selector.description, maxLength: 120)); signed in: "
                 + available.map { TerminalText.sanitized($0, maxLength: 80) }.joined(separator: ", ")

@@ -32,13 +32,17 @@ public struct AccountService: Sendable {
         let record: AccountRecord
         switch mode {
         case .loopback:
-            record = try await signInWithListener(provider: provider, metadata: metadata, interaction: interaction, browser: browser, timeout: timeout)
+            record = try await signInWithListener(
+                provider: provider, metadata: metadata, interaction: interaction, browser: browser, timeout: timeout)
         case .paste:
             // No listener: the port is only a placeholder the browser fails to reach, leaving the
             // whole redirect URL in its address bar for the person to copy.
-            let pending = PendingAuthorization(provider: provider, metadata: metadata, redirectURI: provider.redirectURI(port: Self.pastePort()))
-            await interaction.authorizationStarted(url: pending.authorizationURL, provider: provider, redirectURI: pending.redirectURI, listeningOn: [])
-            let pasted = try await interaction.pasteRedirectURL(url: pending.authorizationURL, provider: provider, redirectURI: pending.redirectURI)
+            let pending = PendingAuthorization(
+                provider: provider, metadata: metadata, redirectURI: provider.redirectURI(port: Self.pastePort()))
+            await interaction.authorizationStarted(
+                url: pending.authorizationURL, provider: provider, redirectURI: pending.redirectURI, listeningOn: [])
+            let pasted = try await interaction.pasteRedirectURL(
+                url: pending.authorizationURL, provider: provider, redirectURI: pending.redirectURI)
             let code = try pending.validate(try RedirectRequest(pastedURL: pasted))
             record = try await engine.exchange(code, for: pending)
         case .device:
@@ -177,7 +181,8 @@ public enum SignInError: LatchkeyError, Equatable {
         case .missingClientID(let provider, let file):
             return "\(provider) has no client_id yet: register a native/desktop client at the provider and set client_id in \(file)"
         case .timedOut(let provider, let seconds):
-            return "no answer from the browser for \(provider) within \(seconds) s; the sign-in was abandoned (try --paste when the browser runs on another machine)"
+            return
+                "no answer from the browser for \(provider) within \(seconds) s; the sign-in was abandoned (try --paste when the browser runs on another machine)"
         case .cancelled:
             return "the sign-in was cancelled"
         case .noIDToken(let account):

@@ -27,7 +27,11 @@ public struct BrowserLauncher: Sendable {
                 continue
             }
             var arguments = Array(command.dropFirst())
-            if let index = arguments.firstIndex(of: "%s") { arguments[index] = url.absoluteString } else { arguments.append(url.absoluteString) }
+            if let index = arguments.firstIndex(of: "%s") {
+                arguments[index] = url.absoluteString
+            } else {
+                arguments.append(url.absoluteString)
+            }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments

@@ -63,14 +63,17 @@ public struct SignInEngine: Sendable {
         var displayName: String?
     }
 
-    private func identity(from tokens: TokenResponse, provider: Provider, metadata: ServerMetadata, nonce: Secret?) async throws -> Identity {
+    private func identity(from tokens: TokenResponse, provider: Provider, metadata: ServerMetadata, nonce: Secret?) async throws -> Identity
+    {
         switch provider.kind {
         case .oidc:
             guard let idToken = tokens.idToken else {
-                throw TokenEndpointError.malformed(endpoint: "token endpoint", reason: "no id_token although the openid scope was requested")
+                throw TokenEndpointError.malformed(
+                    endpoint: "token endpoint", reason: "no id_token although the openid scope was requested")
             }
             let claims = try await verify(idToken, provider: provider, metadata: metadata, nonce: nonce)
-            return Identity(issuer: claims.issuer, subject: claims.subject, displayName: claims.email ?? claims.name ?? claims.preferredUsername)
+            return Identity(
+                issuer: claims.issuer, subject: claims.subject, displayName: claims.email ?? claims.name ?? claims.preferredUsername)
         case .oauth2:
             return try await userinfoIdentity(accessToken: tokens.accessToken, provider: provider, metadata: metadata)
         }
@@ -103,7 +106,9 @@ public struct SignInEngine: Sendable {
             throw DiscoveryError.missingEndpoint(provider: provider.name, field: "userinfo_endpoint")
         }
         let response = try await transport.send(
-            HTTPRequest(method: .get, url: endpoint, headers: [("Authorization", "Bearer \(accessToken.exposedValue)"), ("Accept", "application/json")]))
+            HTTPRequest(
+                method: .get, url: endpoint,
+                headers: [("Authorization", "Bearer \(accessToken.exposedValue)"), ("Accept", "application/json")]))
         guard response.status == 200, let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
             throw UserinfoError.unusable(provider: provider.name, reason: "HTTP \(response.status) or not a JSON object")
         }
@@ -166,7 +171,9 @@ public struct SignInEngine: Sendable {
             .form(endpoint, [("token", token.exposedValue), ("token_type_hint", hint)] + clientAuthentication(provider)))
         guard response.status == 200 else {
             // RFC 7009 §2.2.1: errors use the RFC 6749 §5.2 shape.
-            if let error = OAuthErrorResponse(body: response.body) { throw TokenEndpointError.oauth(endpoint: "revocation endpoint", error) }
+            if let error = OAuthErrorResponse(body: response.body) {
+                throw TokenEndpointError.oauth(endpoint: "revocation endpoint", error)
+            }
             throw TokenEndpointError.malformed(endpoint: "revocation endpoint", reason: "HTTP \(response.status)")
         }
         return .revoked(hint)
@@ -209,7 +216,8 @@ public enum RefreshError: LatchkeyError, Equatable {
     public var description: String {
         switch self {
         case .noRefreshToken(let account):
-            return "the access token of \(TerminalText.sanitized(account, maxLength: 100)) has expired and the provider gave no refresh token; sign in again with `latchkey login`"
+            return
+                "the access token of \(TerminalText.sanitized(account, maxLength: 100)) has expired and the provider gave no refresh token; sign in again with `latchkey login`"
         case .identityChanged:
             return "the refreshed ID token names a different account; the refresh was rejected"
         }
@@ -267,14 +275,15 @@ extension SignInEngine {
     private func pollOnce(
         _ authorization: DeviceAuthorization, provider: Provider, metadata: ServerMetadata
     ) async throws -> Result<TokenResponse, TokenEndpointError>? {
-        let form = [
-            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
-            ("device_code", authorization.deviceCode.exposedValue),
-        ] + clientAuthentication(provider)
+        let form =
+            [
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+                ("device_code", authorization.deviceCode.exposedValue),
+            ] + clientAuthentication(provider)
         let response: HTTPResponse
         do {
             response = try await transport.send(.form(metadata.tokenEndpoint, form))
-        } catch where error.category == .unavailable {
+        } catch  where error.category == .unavailable {
             return nil
         }
         do {

@@ -40,7 +40,8 @@ public enum KeystoreError: LatchkeyError, Equatable {
         case .newerFormat(let path, let version):
             return "\(path) was written by a newer Latchkey (vault format \(version)); upgrade Latchkey. The file was left untouched"
         case .unsafePermissions(let path, let mode):
-            return "\(path) is accessible by other users (mode \(mode)); run `chmod 600 \(path)` (and `chmod 700` on its directory), then retry"
+            return
+                "\(path) is accessible by other users (mode \(mode)); run `chmod 600 \(path)` (and `chmod 700` on its directory), then retry"
         case .passphraseFile(let path, let reason):
             return "cannot use LATCHKEY_PASSPHRASE_FILE \(path): \(reason)"
         case .io(let path, let reason):

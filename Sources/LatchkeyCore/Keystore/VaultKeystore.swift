@@ -148,7 +148,8 @@ public final class VaultKeystore: Keystore {
     private func currentOrNewHeader() throws(KeystoreError) -> VaultFormat.Header {
         if let cached = unlocked.withLock({ $0 }) {
             return VaultFormat.Header(
-                version: VaultFormat.currentVersion, kdf: cached.parameters, salt: cached.salt, keyCheck: VaultFormat.keyCheck(for: cached.key))
+                version: VaultFormat.currentVersion, kdf: cached.parameters, salt: cached.salt,
+                keyCheck: VaultFormat.keyCheck(for: cached.key))
         }
         let secret = try passphrase.passphrase(forVault: path, creating: true)
         let salt = SecureRandom.bytes(16)
@@ -166,7 +167,8 @@ public final class VaultKeystore: Keystore {
         var info = stat()
         if stat(directory, &info) == 0 { return }
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw .io(path: directory, reason: "cannot create the directory: \(error.localizedDescription)")
         }

@@ -43,17 +43,22 @@ extension PendingAuthorization {
         let targetParts = request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let path = String(targetParts[0])
         guard path == provider.redirectPath else {
-            throw .wrongRedirectPath(received: TerminalText.sanitized(path, maxLength: 200), expected: provider.redirectPath, provider: provider.name)
+            throw .wrongRedirectPath(
+                received: TerminalText.sanitized(path, maxLength: 200), expected: provider.redirectPath, provider: provider.name)
         }
         let allowedHosts = ["127.0.0.1", "[::1]", "localhost"].map { "\($0):\(port)" }
         guard let host = request.host?.lowercased(), allowedHosts.contains(host) else {
-            throw .wrongHost(received: TerminalText.sanitized(request.host ?? "(none)", maxLength: 200), expected: "\(provider.loopbackHost.rawValue):\(port)")
+            throw .wrongHost(
+                received: TerminalText.sanitized(request.host ?? "(none)", maxLength: 200),
+                expected: "\(provider.loopbackHost.rawValue):\(port)")
         }
         let query = targetParts.count > 1 ? targetParts[1] : ""
         guard let pairs = FormEncoding.decode(query) else { throw .malformed("the query string is not valid percent-encoding") }
         var parameters: [String: String] = [:]
         for (name, value) in pairs {
-            guard parameters[name] == nil else { throw .malformed("parameter \"\(TerminalText.sanitized(name, maxLength: 40))\" appears more than once (RFC 6749 §3.1)") }
+            guard parameters[name] == nil else {
+                throw .malformed("parameter \"\(TerminalText.sanitized(name, maxLength: 40))\" appears more than once (RFC 6749 §3.1)")
+            }
             parameters[name] = value
         }
 
@@ -62,7 +67,8 @@ extension PendingAuthorization {
 
         if let issuer = parameters["iss"] {
             guard let expected = metadata.issuer, issuer == expected else {
-                throw .issuerMismatch(received: TerminalText.sanitized(issuer, maxLength: 200), expected: metadata.issuer ?? "(none configured)")
+                throw .issuerMismatch(
+                    received: TerminalText.sanitized(issuer, maxLength: 200), expected: metadata.issuer ?? "(none configured)")
             }
         } else if metadata.requiresIssuerParameter {
             throw .missingIssuer
@@ -95,7 +101,8 @@ public enum AuthorizationResponseError: LatchkeyError, Equatable {
     public var description: String {
         switch self {
         case .wrongRedirectPath(let received, let expected, let provider):
-            return "a response arrived at \(received), not at \(provider)'s redirect path \(expected); it may have been meant for another provider (mix-up attack), so the sign-in was aborted"
+            return
+                "a response arrived at \(received), not at \(provider)'s redirect path \(expected); it may have been meant for another provider (mix-up attack), so the sign-in was aborted"
         case .wrongHost(let received, let expected):
             return "a request reached the listener with Host \(received) instead of \(expected); the sign-in was aborted"
         case .malformed(let reason):

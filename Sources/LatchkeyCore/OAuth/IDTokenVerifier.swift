@@ -66,7 +66,9 @@ public struct IDTokenVerifier: Sendable {
         guard let expiry = (claims["exp"] as? NSNumber)?.doubleValue else { throw .claim("exp", "is missing") }
         guard now.timeIntervalSince1970 < expiry + allowedSkew else { throw .claim("exp", "is in the past: the ID token has expired") }
         guard let issuedAt = (claims["iat"] as? NSNumber)?.doubleValue else { throw .claim("iat", "is missing") }
-        guard issuedAt <= now.timeIntervalSince1970 + allowedSkew else { throw .claim("iat", "is in the future; check this machine's clock") }
+        guard issuedAt <= now.timeIntervalSince1970 + allowedSkew else {
+            throw .claim("iat", "is in the future; check this machine's clock")
+        }
         if let nonce {
             guard let tokenNonce = claims["nonce"] as? String, nonce.constantTimeEquals(tokenNonce) else {
                 throw .claim("nonce", "does not match the one sent with this sign-in (replayed ID token?)")

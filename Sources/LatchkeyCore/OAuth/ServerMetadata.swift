@@ -56,7 +56,9 @@ public struct ServerMetadata: Sendable, Equatable {
     public static func resolve(provider: Provider, document: DiscoveryDocument?) throws(DiscoveryError) -> ServerMetadata {
         if let document {
             guard document.issuer == provider.issuer else {
-                throw .issuerMismatch(provider: provider.name, configured: provider.issuer ?? "", discovered: TerminalText.sanitized(document.issuer ?? "(none)", maxLength: 200))
+                throw .issuerMismatch(
+                    provider: provider.name, configured: provider.issuer ?? "",
+                    discovered: TerminalText.sanitized(document.issuer ?? "(none)", maxLength: 200))
             }
             if let methods = document.codeChallengeMethodsSupported, !methods.contains(PKCE.method) {
                 throw .noPKCE(provider: provider.name)
@@ -84,7 +86,8 @@ public struct ServerMetadata: Sendable, Equatable {
             authorizationEndpoint: authorization,
             tokenEndpoint: token,
             revocationEndpoint: try endpoint(endpoints.revocation, document?.revocationEndpoint, "revocation_endpoint"),
-            deviceAuthorizationEndpoint: try endpoint(endpoints.deviceAuthorization, document?.deviceAuthorizationEndpoint, "device_authorization_endpoint"),
+            deviceAuthorizationEndpoint: try endpoint(
+                endpoints.deviceAuthorization, document?.deviceAuthorizationEndpoint, "device_authorization_endpoint"),
             userinfoEndpoint: try endpoint(endpoints.userinfo, document?.userinfoEndpoint, "userinfo_endpoint"),
             jwksURI: jwks,
             requiresIssuerParameter: document?.authorizationResponseIssParameterSupported ?? false)
@@ -129,7 +132,8 @@ public enum DiscoveryError: LatchkeyError, Equatable {
     public var description: String {
         switch self {
         case .issuerMismatch(let provider, let configured, let discovered):
-            return "\(provider): the discovery document names issuer \(discovered), not the configured \(configured); check `issuer` in the provider file (they must match exactly, trailing slash included)"
+            return
+                "\(provider): the discovery document names issuer \(discovered), not the configured \(configured); check `issuer` in the provider file (they must match exactly, trailing slash included)"
         case .noPKCE(let provider):
             return "\(provider): the server does not list S256 in code_challenge_methods_supported; Latchkey signs in only with PKCE S256"
         case .missingEndpoint(let provider, let field):

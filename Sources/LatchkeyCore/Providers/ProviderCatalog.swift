@@ -32,7 +32,8 @@ public struct ProviderCatalog: Sendable {
         for directory in directories {
             guard let entries = try? fileManager.contentsOfDirectory(atPath: directory) else {
                 if explicitDirectoryRequired {
-                    errors.append(ProviderFileError(file: directory, message: "cannot read this directory (LATCHKEY_PROVIDERS_DIR points at it)"))
+                    errors.append(
+                        ProviderFileError(file: directory, message: "cannot read this directory (LATCHKEY_PROVIDERS_DIR points at it)"))
                 }
                 continue
             }
@@ -67,11 +68,14 @@ public struct ProviderCatalog: Sendable {
             }
             let others = sharing.filter { $0.sourceFile != provider.sourceFile }.map(\.sourceFile).joined(separator: ", ")
             let field = "redirect_path"
-            let line = ProviderFileParser.Context(file: provider.sourceFile, text: (try? String(contentsOfFile: provider.sourceFile, encoding: .utf8)) ?? "").line(of: field)
+            let line = ProviderFileParser.Context(
+                file: provider.sourceFile, text: (try? String(contentsOfFile: provider.sourceFile, encoding: .utf8)) ?? ""
+            ).line(of: field)
             allErrors.append(
                 ProviderFileError(
                     file: provider.sourceFile, line: line, field: field,
-                    message: "\(provider.redirectPath) is also the redirect path of \(others); each provider needs its own (mix-up defence)"))
+                    message: "\(provider.redirectPath) is also the redirect path of \(others); each provider needs its own (mix-up defence)"
+                ))
         }
         return ProviderCatalog(providers: kept, errors: allErrors)
     }

@@ -34,9 +34,11 @@ public struct ProviderFileParser {
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            return .failure(ProviderFileErrors([
-                ProviderFileError(file: file, line: error.source.begin.line, message: "not valid TOML: \(TerminalText.sanitized(error.description))")
-            ]))
+            return .failure(
+                ProviderFileErrors([
+                    ProviderFileError(
+                        file: file, line: error.source.begin.line, message: "not valid TOML: \(TerminalText.sanitized(error.description))")
+                ]))
         } catch {
             return .failure(ProviderFileErrors([ProviderFileError(file: file, message: "not valid TOML")]))
         }
@@ -57,7 +59,8 @@ public struct ProviderFileParser {
         endpoints.jwks = context.url(table, "jwks_uri")
 
         if issuer == nil && !context.hasError(for: "issuer") {
-            for (key, value) in [("authorization_endpoint", endpoints.authorization), ("token_endpoint", endpoints.token)] where value == nil {
+            for (key, value) in [("authorization_endpoint", endpoints.authorization), ("token_endpoint", endpoints.token)]
+            where value == nil {
                 context.fail(key, "required when there is no issuer to discover it from")
             }
             if kind == .oidc && endpoints.jwks == nil {

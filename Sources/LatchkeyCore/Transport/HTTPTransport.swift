@@ -58,7 +58,8 @@ public enum TransportError: LatchkeyError, Equatable {
     public var description: String {
         switch self {
         case .insecureURL(let url):
-            return "refusing to send credentials to \(TerminalText.sanitized(url, maxLength: 200)): https is required except for loopback hosts"
+            return
+                "refusing to send credentials to \(TerminalText.sanitized(url, maxLength: 200)): https is required except for loopback hosts"
         case .unreachable(let host, let reason):
             return "cannot reach \(host): \(reason); check the network and the provider's address"
         case .timedOut(let host):

@@ -123,7 +123,9 @@ public final class LoopbackListener: Sendable {
                 page = Self.page(title: "Nothing to do", body: "Latchkey is not waiting for a sign-in here any more.")
             } else {
                 LoopbackListener.finish(outcome, with: RedirectRequest(target: head.uri, host: head.headers.first(name: "Host")))
-                page = Self.page(title: "Return to the terminal", body: "Latchkey received the browser's answer. You can close this tab and return to the terminal.")
+                page = Self.page(
+                    title: "Return to the terminal",
+                    body: "Latchkey received the browser's answer. You can close this tab and return to the terminal.")
             }
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "text/html; charset=utf-8")

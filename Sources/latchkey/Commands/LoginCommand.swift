@@ -14,7 +14,9 @@ struct LoginCommand: AsyncParsableCommand {
     func validate() throws {
         if paste && device { throw ValidationError("--paste and --device cannot be combined") }
         if timeout <= 0 { throw ValidationError("--timeout must be positive") }
-        if provider.contains(":") { throw ValidationError("give only the provider's name; login adds or updates the account you sign in as") }
+        if provider.contains(":") {
+            throw ValidationError("give only the provider's name; login adds or updates the account you sign in as")
+        }
     }
 
     func run() async throws {

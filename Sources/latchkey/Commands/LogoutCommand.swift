@@ -17,7 +17,8 @@ struct LogoutCommand: AsyncParsableCommand {
             case .success(.revoked(let kind)):
                 Output.info("Revoked the \(kind.replacingOccurrences(of: "_", with: " ")) of \(name) and signed out.")
             case .success(.unsupported):
-                Output.info("Signed out of \(name). The provider offers no revocation endpoint, so its tokens stay valid there until they expire.")
+                Output.info(
+                    "Signed out of \(name). The provider offers no revocation endpoint, so its tokens stay valid there until they expire.")
             case .failure(let error):
                 Output.info("Signed out of \(name), but revocation failed: \((error as? any LatchkeyError)?.description ?? "\(error)")")
             }

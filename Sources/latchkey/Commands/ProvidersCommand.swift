@@ -21,10 +21,14 @@ struct ListProviders: AsyncParsableCommand {
             return
         }
         if catalog.providers.isEmpty && catalog.errors.isEmpty {
-            Output.info("No providers configured. Copy a file from the presets (providers.d/ in the source tree) into ~/.config/latchkey/providers.d/; see latchkey-providers(5).")
+            Output.info(
+                "No providers configured. Copy a file from the presets (providers.d/ in the source tree) into ~/.config/latchkey/providers.d/; see latchkey-providers(5)."
+            )
         }
         for provider in catalog.providers {
-            Output.result("\(provider.name)\t\(provider.kind.rawValue)\t\(provider.issuer ?? "-")\t\(provider.redirectMode == .device ? "device" : provider.redirectURITemplate)")
+            Output.result(
+                "\(provider.name)\t\(provider.kind.rawValue)\t\(provider.issuer ?? "-")\t\(provider.redirectMode == .device ? "device" : provider.redirectURITemplate)"
+            )
         }
         for error in catalog.errors { Output.error(error.description) }
     }

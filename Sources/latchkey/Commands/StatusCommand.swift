@@ -20,7 +20,8 @@ struct StatusCommand: AsyncParsableCommand {
             if records.isEmpty { Output.info("No accounts signed in. Sign in with `latchkey login PROVIDER` (see `latchkey providers`).") }
             for provider in context.catalog.providers {
                 let accounts = report.accounts.filter { $0.provider == provider.name }
-                Output.result("\(provider.name) — \(TerminalText.sanitized(provider.displayName))\(accounts.isEmpty ? " (signed out)" : "")")
+                Output.result(
+                    "\(provider.name) — \(TerminalText.sanitized(provider.displayName))\(accounts.isEmpty ? " (signed out)" : "")")
                 for account in accounts { Output.result("  " + account.summary) }
             }
             for account in report.accounts where !context.catalog.providers.contains(where: { $0.name == account.provider }) {
@@ -72,7 +73,8 @@ struct StatusReport: Encodable {
         }
 
         static func duration(_ seconds: Int) -> String {
-            seconds >= 3600 ? "\(seconds / 3600)h \(seconds % 3600 / 60)m" : seconds >= 60 ? "\(seconds / 60)m \(seconds % 60)s" : "\(seconds)s"
+            seconds >= 3600
+                ? "\(seconds / 3600)h \(seconds % 3600 / 60)m" : seconds >= 60 ? "\(seconds / 60)m \(seconds % 60)s" : "\(seconds)s"
         }
     }
 

@@ -9,7 +9,8 @@ struct TokenCommand: AsyncParsableCommand {
 
     @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).") var selector: String
     @Flag(name: .customLong("id-token"), help: "Print the ID token instead of the access token.") var idToken = false
-    @Option(name: .customLong("min-ttl"), help: "Refresh first when the token expires within this many seconds.") var minimumLifetime: Int = 60
+    @Option(name: .customLong("min-ttl"), help: "Refresh first when the token expires within this many seconds.") var minimumLifetime: Int =
+        60
 
     func validate() throws {
         if minimumLifetime < 0 { throw ValidationError("--min-ttl must not be negative") }

@@ -1,0 +1,1 @@
+#include "include/cncursesw_shim.h"
