@@ -59,6 +59,12 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Test driver for the vault's crash-safety and locking tests (Tests/e2e/test_vault_durability.py).
+        .executableTarget(
+            name: "latchkey-vault-stress",
+            dependencies: ["LatchkeyCore"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "LatchkeyCoreTests",
             dependencies: ["LatchkeyCore"],

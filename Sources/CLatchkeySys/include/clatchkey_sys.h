@@ -7,8 +7,44 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/file.h>
+#include <linux/keyctl.h>
 
-/// flock(2): imported fine, but wrapped so the core never depends on Glibc's overlay spelling.
+/// flock(2), wrapped so the core does not depend on how Glibc's overlay spells it.
 static inline int lk_flock(int fd, int operation) { return flock(fd, operation); }
+
+// The kernel key retention service. syscall(2) is variadic, which Swift cannot call.
+
+/// The user keyring: shared by every process of this user, outliving any one session.
+static inline int32_t lk_user_keyring(void) { return KEY_SPEC_USER_KEYRING; }
+
+/// add_key(2) of a "user" key into `keyring`; replaces a key with the same description.
+static inline long lk_add_user_key(const char *description, const void *payload, size_t length, int32_t keyring) {
+    return syscall(SYS_add_key, "user", description, payload, length, keyring);
+}
+
+/// KEYCTL_SEARCH for a "user" key; -1 with errno ENOKEY when absent or expired.
+static inline long lk_search_user_key(int32_t keyring, const char *description) {
+    return syscall(SYS_keyctl, KEYCTL_SEARCH, keyring, "user", description, 0);
+}
+
+/// KEYCTL_READ: copies at most `length` bytes; returns the payload's full size.
+static inline long lk_read_key(int32_t key, void *buffer, size_t length) {
+    return syscall(SYS_keyctl, KEYCTL_READ, key, buffer, length);
+}
+
+/// KEYCTL_SET_TIMEOUT: the kernel destroys the key after `seconds`.
+static inline long lk_set_key_timeout(int32_t key, unsigned seconds) {
+    return syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, key, seconds);
+}
+
+/// KEYCTL_SETPERM: possessor all; same user view, read, search (nobody else anything).
+static inline long lk_restrict_key(int32_t key) {
+    return syscall(SYS_keyctl, KEYCTL_SETPERM, key, (uint32_t)0x3f0b0000);
+}
+
+/// KEYCTL_INVALIDATE: the key disappears at once.
+static inline long lk_invalidate_key(int32_t key) {
+    return syscall(SYS_keyctl, KEYCTL_INVALIDATE, key);
+}
 
 #endif

@@ -13,8 +13,19 @@ public protocol Keystore: Sendable {
     /// (only when it changed them). The body may do network work: a refresh keeps the lock until
     /// the rotated refresh token is written.
     func update<Result: Sendable>(
+        isolation: isolated (any Actor)?,
         _ body: (inout [AccountRecord]) async throws -> Result
     ) async throws -> Result
+}
+
+extension Keystore {
+    /// `update` running `body` in the caller's isolation, so callers need not make it `Sendable`.
+    public func update<Result: Sendable>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (inout [AccountRecord]) async throws -> Result
+    ) async throws -> Result {
+        try await update(isolation: isolation, body)
+    }
 }
 
 /// Why the keystore could not be used. Files are named; secrets never are.

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 import Synchronization
 
 /// The default keystore: one encrypted file, no daemon, works on any machine.
@@ -12,6 +12,10 @@ public final class VaultKeystore: Keystore {
     public var backendName: String { "vault" }
     private let passphrase: any PassphraseProvider
     private let kdf: VaultFormat.KDFParameters
+    /// Where the unlocked key is kept between processes; `nil` keeps it in this process only.
+    public let keyCache: VaultKeyCache?
+    /// How long a passphrase unlock lasts in `keyCache`.
+    private let unlockDuration: TimeInterval
     /// The derived key and the salt it belongs to: derived once per process (scrypt is slow on purpose).
     private let unlocked = Mutex<UnlockedKey?>(nil)
 
@@ -25,14 +29,47 @@ public final class VaultKeystore: Keystore {
         var accounts: [AccountRecord]
     }
 
-    public convenience init(path: String, passphrase: any PassphraseProvider) {
-        self.init(path: path, passphrase: passphrase, kdf: .standard)
+    /// A vault at `path`; with `cacheKey`, an unlock is remembered in the kernel keyring for `unlockDuration`.
+    public convenience init(path: String, passphrase: any PassphraseProvider, cacheKey: Bool = false, unlockDuration: TimeInterval = 900) {
+        self.init(path: path, passphrase: passphrase, kdf: .standard, keyCache: cacheKey ? VaultKeyCache(vaultPath: path) : nil, unlockDuration: unlockDuration)
     }
 
-    init(path: String, passphrase: any PassphraseProvider, kdf: VaultFormat.KDFParameters) {
+    init(
+        path: String, passphrase: any PassphraseProvider, kdf: VaultFormat.KDFParameters, keyCache: VaultKeyCache? = nil,
+        unlockDuration: TimeInterval = 900
+    ) {
         self.path = path
         self.passphrase = passphrase
         self.kdf = kdf
+        self.keyCache = keyCache
+        self.unlockDuration = unlockDuration
+    }
+
+    // MARK: - Locking
+
+    /// Unlocks for `duration` (asking for the passphrase unless already unlocked); a missing vault is
+    /// created empty. Returns when the unlock expires.
+    public func unlock(for duration: TimeInterval) async throws -> Date {
+        guard let keyCache else { throw KeystoreError.locked("this vault has no key cache") }
+        if let bytes = try readVaultFile() {
+            _ = try decode(bytes)
+        } else {
+            try ensureDirectory()
+            let lock = try FileLock(path: path + ".lock")
+            defer { lock.release() }
+            if try readVaultFile() == nil { try write([]) }
+        }
+        guard let unlockedKey = unlocked.withLock({ $0 }) else { throw KeystoreError.locked("no key after unlocking") }
+        let expiry = Date().addingTimeInterval(duration)
+        try keyCache.store(VaultKeyCache.Entry(expiresAt: expiry, salt: unlockedKey.salt, parameters: unlockedKey.parameters, key: unlockedKey.key))
+        return expiry
+    }
+
+    /// Forgets the key, here and in the kernel keyring; `true` when it was cached there.
+    @discardableResult
+    public func lock() -> Bool {
+        unlocked.withLock { $0 = nil }
+        return keyCache?.drop() ?? false
     }
 
     private var directory: String { (path as NSString).deletingLastPathComponent }
@@ -42,7 +79,10 @@ public final class VaultKeystore: Keystore {
         return try decode(bytes)
     }
 
-    public func update<Result: Sendable>(_ body: (inout [AccountRecord]) async throws -> Result) async throws -> Result {
+    public func update<Result: Sendable>(
+        isolation: isolated (any Actor)?,
+        _ body: (inout [AccountRecord]) async throws -> Result
+    ) async throws -> Result {
         try ensureDirectory()
         let lock = try FileLock(path: path + ".lock")
         defer { lock.release() }
@@ -116,6 +156,12 @@ public final class VaultKeystore: Keystore {
         if let cached = unlocked.withLock({ $0 }), cached.salt == header.salt, cached.parameters == header.kdf {
             return cached.key
         }
+        if let cached = keyCache?.load(), cached.salt == header.salt, cached.parameters == header.kdf,
+            constantTimeEqual(VaultFormat.keyCheck(for: cached.key), header.keyCheck)
+        {
+            unlocked.withLock { $0 = UnlockedKey(salt: header.salt, parameters: header.kdf, key: cached.key) }
+            return cached.key
+        }
         let secret = try passphrase.passphrase(forVault: path, creating: false)
         let key: SymmetricKey
         do {
@@ -124,7 +170,7 @@ public final class VaultKeystore: Keystore {
             throw .io(path: path, reason: "key derivation failed: \(error)")
         }
         guard constantTimeEqual(VaultFormat.keyCheck(for: key), header.keyCheck) else { throw .wrongPassphrase(path: path) }
-        unlocked.withLock { $0 = UnlockedKey(salt: header.salt, parameters: header.kdf, key: key) }
+        remember(UnlockedKey(salt: header.salt, parameters: header.kdf, key: key))
         return key
     }
 
@@ -159,8 +205,18 @@ public final class VaultKeystore: Keystore {
         } catch {
             throw .io(path: path, reason: "key derivation failed: \(error)")
         }
-        unlocked.withLock { $0 = UnlockedKey(salt: salt, parameters: kdf, key: key) }
+        remember(UnlockedKey(salt: salt, parameters: kdf, key: key))
         return VaultFormat.Header(version: VaultFormat.currentVersion, kdf: kdf, salt: salt, keyCheck: VaultFormat.keyCheck(for: key))
+    }
+
+    /// Keeps a key derived from the passphrase, in this process and (when enabled) in the kernel
+    /// keyring, so the next process does not ask again. A keyring that refuses is not an error:
+    /// the next process asks for the passphrase.
+    private func remember(_ key: UnlockedKey) {
+        unlocked.withLock { $0 = key }
+        guard let keyCache, unlockDuration > 0 else { return }
+        try? keyCache.store(
+            VaultKeyCache.Entry(expiresAt: Date().addingTimeInterval(unlockDuration), salt: key.salt, parameters: key.parameters, key: key.key))
     }
 
     private func ensureDirectory() throws(KeystoreError) {

@@ -12,4 +12,5 @@ public struct LatchkeyPaths: Sendable {
     }
 
     public var vaultFile: String { dataDirectory + "/vault" }
+    public var configFile: String { configDirectory + "/config.toml" }
 }

@@ -1,0 +1,50 @@
+import CLatchkeySys
+import Foundation
+
+/// Short-lived secrets in the Linux kernel key retention service (keyrings(7)).
+///
+/// A "user" key in the user keyring is readable by this user's processes only, lives in kernel
+/// memory (never on disk or in swap), and is destroyed by the kernel when its timeout passes.
+/// That is exactly the protection an agent's UNIX socket gives, without a daemon.
+public enum KernelKeyring {
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        /// The kernel or a sandbox (seccomp) refuses keyctl: cache nothing, ask each time.
+        case unavailable(String)
+
+        public var description: String {
+            switch self {
+            case .unavailable(let reason): return "the kernel keyring is unavailable here (\(reason))"
+            }
+        }
+    }
+
+    /// Stores `payload` under `description`, replacing any previous value, destroyed after `timeout` seconds.
+    public static func store(_ payload: [UInt8], description: String, timeout: Int) throws(Failure) {
+        let key = payload.withUnsafeBytes { lk_add_user_key(description, $0.baseAddress, $0.count, lk_user_keyring()) }
+        guard key >= 0 else { throw .unavailable(String(cString: strerror(errno))) }
+        let id = Int32(truncatingIfNeeded: key)
+        guard lk_restrict_key(id) == 0, lk_set_key_timeout(id, UInt32(max(1, timeout))) == 0 else {
+            let reason = String(cString: strerror(errno))
+            _ = lk_invalidate_key(id)
+            throw .unavailable(reason)
+        }
+    }
+
+    /// The payload stored under `description`, or `nil` when absent, expired or unreadable.
+    public static func read(description: String) -> [UInt8]? {
+        let key = lk_search_user_key(lk_user_keyring(), description)
+        guard key >= 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let length = buffer.withUnsafeMutableBytes { lk_read_key(Int32(truncatingIfNeeded: key), $0.baseAddress, $0.count) }
+        guard length >= 0, length <= buffer.count else { return nil }
+        return Array(buffer[0..<length])
+    }
+
+    /// Destroys the key stored under `description`; `true` when there was one.
+    @discardableResult
+    public static func remove(description: String) -> Bool {
+        let key = lk_search_user_key(lk_user_keyring(), description)
+        guard key >= 0 else { return false }
+        return lk_invalidate_key(Int32(truncatingIfNeeded: key)) == 0
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import LatchkeyCore
+
+struct UnlockCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unlock",
+        abstract: "Unlock the vault for a while, keeping its key in the kernel keyring, so scripts need no passphrase.")
+
+    @Option(name: .customLong("for"), help: "How long: seconds, or a number with s, m or h (default 15m).")
+    var duration: UnlockDuration = UnlockDuration(seconds: 900)
+
+    func run() async throws {
+        try await Failure.reporting {
+            guard let vault = CommandContext().keystore as? VaultKeystore else { return }
+            let until = try await vault.unlock(for: TimeInterval(duration.seconds))
+            Output.info("The vault is unlocked until \(until.formatted(date: .omitted, time: .standard)); `latchkey lock` locks it now.")
+        }
+    }
+}
+
+struct LockCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock", abstract: "Lock the vault now: drop its key from the kernel keyring.")
+
+    func run() async throws {
+        try await Failure.reporting {
+            guard let vault = CommandContext().keystore as? VaultKeystore else { return }
+            Output.info(vault.lock() ? "The vault is locked." : "The vault was not unlocked.")
+        }
+    }
+}
+
+/// `15m`, `1h`, `90s` or plain seconds.
+struct UnlockDuration: ExpressibleByArgument {
+    var seconds: Int
+
+    init(seconds: Int) { self.seconds = seconds }
+
+    init?(argument: String) {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600]
+        var text = Substring(argument)
+        var unit = 1
+        if let last = text.last, let factor = units[last] {
+            unit = factor
+            text = text.dropLast()
+        }
+        guard let value = Int(text), value > 0, value <= 7 * 24 * 3600 / unit else { return nil }
+        seconds = value * unit
+    }
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `latchkey token` with a valid cached token and the vault key cached in the kernel keyring,
+# next to `cat` of a small file, in one hyperfine run (cold processes, median of >= 40 runs).
+# Usage: benchmarks/token.sh [path/to/latchkey]   (default: a release build, built here)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x /opt/swift/usr/bin/swift ] && export PATH="/opt/swift/usr/bin:$PATH"
+scripts/setup
+venv="${LATCHKEY_TEST_VENV:-$PWD/.venv-test}"
+latchkey="${1:-}"
+if [ -z "$latchkey" ]; then
+  swift build -c release --product latchkey >&2
+  latchkey="$PWD/.build/release/latchkey"
+fi
+
+work=$(mktemp -d /tmp/latchkey-bench.XXXXXX)
+chmod 700 "$work"
+"$venv/bin/python" Tests/idp/run_idp.py --port 0 --name bench --data-dir "$work/idp" >"$work/idp.out" 2>"$work/idp.err" &
+idp=$!
+trap 'kill $idp 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do grep -q READY "$work/idp.out" 2>/dev/null && break; sleep 0.1; done
+issuer=$(sed -n 's/^READY //p' "$work/idp.out")
+mkdir -p "$work/providers.d"
+printf 'display_name = "Bench"\nkind = "oidc"\nissuer = "%s"\nclient_id = "latchkey-test"\nredirect_path = "/oauth2redirect/a"\n' "$issuer" \
+  >"$work/providers.d/bench.toml"
+printf 'benchmark passphrase\n' >"$work/passphrase" && chmod 600 "$work/passphrase"
+export HOME="$work" XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" LATCHKEY_PROVIDERS_DIR="$work/providers.d" \
+  LATCHKEY_PASSPHRASE_FILE="$work/passphrase" BROWSER="$PWD/Tests/idp/browser.sh"
+"$latchkey" login bench 2>/dev/null
+"$latchkey" unlock --for 10m 2>/dev/null
+head -c 1024 /dev/urandom | base64 >"$work/small-file"
+
+hyperfine -N --warmup 5 --runs 40 --export-json "$work/token.json" \
+  "cat $work/small-file" "$latchkey token bench" >&2
+"$venv/bin/python" - "$work/token.json" <<'PY'
+import json, sys
+results = {r["command"].split("/")[-1]: r for r in json.load(open(sys.argv[1]))["results"]}
+cat = next(v for k, v in results.items() if k.startswith("cat"))
+token = next(v for k, v in results.items() if "token" in k)
+print(f"cat small file:  median {cat['median'] * 1000:.2f} ms")
+print(f"latchkey token:  median {token['median'] * 1000:.2f} ms  ({token['median'] / cat['median']:.1f}x cat, "
+      f"+{(token['median'] - cat['median']) * 1000:.2f} ms)")
+PY
+"$latchkey" lock 2>/dev/null
