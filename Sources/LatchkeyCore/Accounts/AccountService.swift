@@ -28,6 +28,8 @@ public struct AccountService: Sendable {
         timeout: Duration = .seconds(300)
     ) async throws -> (AccountRecord, SignInOutcome) {
         guard !provider.clientID.isEmpty else { throw SignInError.missingClientID(provider: provider.name, file: provider.sourceFile) }
+        // Unlock (or fail) before the browser round trip, not after it.
+        _ = try await keystore.records()
         let metadata = try await engine.metadata(for: provider)
         let record: AccountRecord
         switch mode {

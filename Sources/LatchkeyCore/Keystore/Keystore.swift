@@ -37,8 +37,12 @@ public enum KeystoreError: LatchkeyError, Equatable {
     case unsafePermissions(path: String, mode: String)
     case passphraseFile(path: String, reason: String)
     case io(path: String, reason: String)
+    case configuration(String)
 
-    public var category: FailureCategory { .keystore }
+    public var category: FailureCategory {
+        if case .configuration = self { return .configuration }
+        return .keystore
+    }
 
     public var description: String {
         switch self {
@@ -57,6 +61,8 @@ public enum KeystoreError: LatchkeyError, Equatable {
             return "cannot use LATCHKEY_PASSPHRASE_FILE \(path): \(reason)"
         case .io(let path, let reason):
             return "cannot access \(path): \(reason)"
+        case .configuration(let errors):
+            return "config.toml cannot be used until it is fixed:\n\(errors)"
         }
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// the old or the new file. Concurrency: `update` holds `flock` on `vault.lock` throughout.
 public final class VaultKeystore: Keystore {
     public let path: String
-    public var backendName: String { "vault" }
+    public let backendName: String
     private let passphrase: any PassphraseProvider
     private let kdf: VaultFormat.KDFParameters
     /// Where the unlocked key is kept between processes; `nil` keeps it in this process only.
@@ -31,14 +31,24 @@ public final class VaultKeystore: Keystore {
 
     /// A vault at `path`; with `cacheKey`, an unlock is remembered in the kernel keyring for `unlockDuration`.
     public convenience init(path: String, passphrase: any PassphraseProvider, cacheKey: Bool = false, unlockDuration: TimeInterval = 900) {
-        self.init(path: path, passphrase: passphrase, kdf: .standard, keyCache: cacheKey ? VaultKeyCache(vaultPath: path) : nil, unlockDuration: unlockDuration)
+        self.init(
+            path: path, passphrase: passphrase, kdf: .standard, keyCache: cacheKey ? VaultKeyCache(vaultPath: path) : nil,
+            unlockDuration: unlockDuration)
+    }
+
+    /// The `secret-service` keystore: a vault file whose key is a random secret held by the desktop
+    /// Secret Service. scrypt's cost buys nothing for a 256-bit random secret, so it runs at its minimum.
+    public static func secretService(path: String) -> VaultKeystore {
+        VaultKeystore(
+            path: path, passphrase: SecretServiceKey(), kdf: VaultFormat.KDFParameters(log2N: 10, r: 8, p: 1), backendName: "secret-service")
     }
 
     init(
         path: String, passphrase: any PassphraseProvider, kdf: VaultFormat.KDFParameters, keyCache: VaultKeyCache? = nil,
-        unlockDuration: TimeInterval = 900
+        unlockDuration: TimeInterval = 900, backendName: String = "vault"
     ) {
         self.path = path
+        self.backendName = backendName
         self.passphrase = passphrase
         self.kdf = kdf
         self.keyCache = keyCache

@@ -12,5 +12,7 @@ public struct LatchkeyPaths: Sendable {
     }
 
     public var vaultFile: String { dataDirectory + "/vault" }
+    /// The `secret-service` keystore's vault: a separate file, so switching backends never mixes keys.
+    public var secretServiceVaultFile: String { dataDirectory + "/secret-service.vault" }
     public var configFile: String { configDirectory + "/config.toml" }
 }

@@ -9,9 +9,11 @@ struct LogoutCommand: AsyncParsableCommand {
 
     @Argument(help: "PROVIDER or PROVIDER:ACCOUNT.") var selector: String
 
+    @OptionGroup var options: KeystoreOptions
+
     func run() async throws {
         try await Failure.reporting {
-            let (record, revocation) = try await CommandContext().service.signOut(AccountSelector(parsing: selector))
+            let (record, revocation) = try await options.context().service.signOut(AccountSelector(parsing: selector))
             let name = "\(record.provider):\(TerminalText.sanitized(record.label))"
             switch revocation {
             case .success(.revoked(let kind)):

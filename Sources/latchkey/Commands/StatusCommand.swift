@@ -8,9 +8,11 @@ struct StatusCommand: AsyncParsableCommand {
 
     @Flag(help: "Print JSON on stdout.") var json = false
 
+    @OptionGroup var options: KeystoreOptions
+
     func run() async throws {
         try await Failure.reporting {
-            let context = CommandContext()
+            let context = options.context()
             let records = try await context.keystore.records()
             let report = StatusReport(records: records, keystore: context.keystore.backendName, now: Date())
             if json {

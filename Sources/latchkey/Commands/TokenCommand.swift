@@ -12,13 +12,15 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(name: .customLong("min-ttl"), help: "Refresh first when the token expires within this many seconds.") var minimumLifetime: Int =
         60
 
+    @OptionGroup var options: KeystoreOptions
+
     func validate() throws {
         if minimumLifetime < 0 { throw ValidationError("--min-ttl must not be negative") }
     }
 
     func run() async throws {
         try await Failure.reporting {
-            let token = try await CommandContext().service.validToken(
+            let token = try await options.context().service.validToken(
                 for: AccountSelector(parsing: selector), minimumLifetime: TimeInterval(minimumLifetime), idToken: idToken)
             Output.result(token.exposedValue)
         }

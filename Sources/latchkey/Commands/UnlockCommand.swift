@@ -10,9 +10,13 @@ struct UnlockCommand: AsyncParsableCommand {
     @Option(name: .customLong("for"), help: "How long: seconds, or a number with s, m or h (default 15m).")
     var duration: UnlockDuration = UnlockDuration(seconds: 900)
 
+    @OptionGroup var options: KeystoreOptions
+
     func run() async throws {
         try await Failure.reporting {
-            guard let vault = CommandContext().keystore as? VaultKeystore else { return }
+            guard let vault = options.context().keystore as? VaultKeystore, vault.keyCache != nil else {
+                throw ValidationError("only the vault keystore is unlocked with a passphrase; the Secret Service unlocks with your desktop session")
+            }
             let until = try await vault.unlock(for: TimeInterval(duration.seconds))
             Output.info("The vault is unlocked until \(until.formatted(date: .omitted, time: .standard)); `latchkey lock` locks it now.")
         }
@@ -23,9 +27,13 @@ struct LockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock", abstract: "Lock the vault now: drop its key from the kernel keyring.")
 
+    @OptionGroup var options: KeystoreOptions
+
     func run() async throws {
         try await Failure.reporting {
-            guard let vault = CommandContext().keystore as? VaultKeystore else { return }
+            guard let vault = options.context().keystore as? VaultKeystore, vault.keyCache != nil else {
+                throw ValidationError("only the vault keystore is locked here; lock the Secret Service from your desktop")
+            }
             Output.info(vault.lock() ? "The vault is locked." : "The vault was not unlocked.")
         }
     }

@@ -1,0 +1,48 @@
+import CLatchkeySys
+import Foundation
+
+/// The `secret-service` keystore's key: a random 256-bit secret kept by the desktop Secret
+/// Service (GNOME Keyring, KWallet, KeePassXC) instead of a passphrase.
+///
+/// The records still live in a vault file, so large tokens, crash safety and locking are the
+/// same as the default keystore's; only the key moves to the desktop keyring. With no Secret
+/// Service running, every operation fails with a message saying how to fix it: there is no
+/// silent fallback to anything weaker.
+public struct SecretServiceKey: PassphraseProvider {
+    public init() {}
+
+    public func passphrase(forVault path: String, creating: Bool) throws(KeystoreError) -> Secret {
+        var secret: UnsafeMutablePointer<CChar>?
+        var error: UnsafeMutablePointer<CChar>?
+        let status = lk_secret_lookup(path, &secret, &error)
+        defer { lk_secret_free(secret) }
+        switch status {
+        case 0:
+            return Secret(String(cString: secret!))
+        case 1 where creating:
+            let fresh = SecureRandom.token(byteCount: 32)
+            guard lk_secret_store(path, "Latchkey vault key (\(path))", fresh, &error) == 0 else { throw Self.failure(error) }
+            return Secret(fresh)
+        case 1:
+            throw .locked(
+                "the Secret Service holds no key for \(path) (was the desktop keyring reset?); move the file aside to start a new vault")
+        default:
+            throw Self.failure(error)
+        }
+    }
+
+    /// Deletes the key (after the vault it protects was removed).
+    public func forget(vault path: String) {
+        var error: UnsafeMutablePointer<CChar>?
+        _ = lk_secret_clear(path, &error)
+        free(error)
+    }
+
+    private static func failure(_ error: UnsafeMutablePointer<CChar>?) -> KeystoreError {
+        let reason = error.map { String(cString: $0) } ?? "unknown error"
+        free(error)
+        return .locked(
+            "the desktop Secret Service is not usable (\(TerminalText.sanitized(reason, maxLength: 300))). Start one (gnome-keyring-daemon, "
+                + "KeePassXC or KWallet) in this session, or set keystore = \"vault\" in config.toml to use a passphrase")
+    }
+}
