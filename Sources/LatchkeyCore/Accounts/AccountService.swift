@@ -128,8 +128,12 @@ public struct AccountService: Sendable {
                 return .success(refreshed)
             } catch {
                 // Keep the account: a failed refresh is shown, never answered by deleting tokens.
-                records[index].lastError = (error as? any LatchkeyError)?.description ?? String(describing: error)
-                return .failure(error)
+                // The record was re-read under the lock, so `invalid_grant` here is not a lost race.
+                let failure: any Error =
+                    (error as? TokenEndpointError)?.isInvalidGrant == true
+                    ? RefreshError.refreshTokenRejected(account: current.label, provider: provider.name) : error
+                records[index].lastError = (failure as? any LatchkeyError)?.description ?? String(describing: failure)
+                return .failure(failure)
             }
         }
         return try outcome.get()
