@@ -34,7 +34,9 @@ struct VaultStress {
                 let vault = VaultKeystore(path: arguments[2], passphrase: PassphraseFile(path: passphraseFile), cacheKey: true)
                 for record in try await vault.records() { print(record.subject) }
             case "bench" where arguments.count == 5:
-                guard let accounts = Int(arguments[3]), let runs = Int(arguments[4]), runs > 0 else { fail("ACCOUNTS and RUNS must be numbers") }
+                guard let accounts = Int(arguments[3]), let runs = Int(arguments[4]), runs > 0 else {
+                    fail("ACCOUNTS and RUNS must be numbers")
+                }
                 try await bench(vault: arguments[2], passphraseFile: passphraseFile, accounts: accounts, runs: runs)
             default:
                 fail("usage: latchkey-vault-stress write VAULT PREFIX COUNT | list VAULT")

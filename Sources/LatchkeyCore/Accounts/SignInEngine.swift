@@ -112,20 +112,11 @@ public struct SignInEngine: Sendable {
         guard response.status == 200, let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
             throw UserinfoError.unusable(provider: provider.name, reason: "HTTP \(response.status) or not a JSON object")
         }
-        guard let subject = Self.scalarString(object[provider.accountIDField]), !subject.isEmpty else {
+        guard let subject = JSONScalar.text(object[provider.accountIDField]), !subject.isEmpty else {
             throw UserinfoError.unusable(provider: provider.name, reason: "no \"\(provider.accountIDField)\" member (account_id_field)")
         }
         let issuer = metadata.issuer ?? Self.origin(of: metadata.tokenEndpoint)
-        return Identity(issuer: issuer, subject: subject, displayName: Self.scalarString(object[provider.accountNameField]))
-    }
-
-    /// A JSON string or number as text: GitHub's account `id` is a number.
-    static func scalarString(_ value: Any?) -> String? {
-        switch value {
-        case let text as String: return text
-        case let number as NSNumber where !(number is Bool): return number.stringValue
-        default: return nil
-        }
+        return Identity(issuer: issuer, subject: subject, displayName: JSONScalar.text(object[provider.accountNameField]))
     }
 
     static func origin(of url: URL) -> String {

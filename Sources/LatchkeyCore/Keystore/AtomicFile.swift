@@ -41,23 +41,40 @@ enum AtomicFile {
 }
 
 /// An exclusive `flock` on a lock file, held across processes until released.
+///
+/// Taking it never blocks a thread: tasks of this process queue on an in-process lock first,
+/// and the one at the head polls `flock(LOCK_NB)` with a short sleep. A blocking `flock` would
+/// park threads of Swift's small cooperative pool, and a holder awaiting the network (a refresh)
+/// could then never be resumed.
 struct FileLock {
     private let descriptor: Int32
+    private let inProcess: AsyncLock
 
-    init(path: String) throws(KeystoreError) {
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .io(path: path, reason: String(cString: strerror(errno))) }
-        while lk_flock(descriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else {
+    static func acquire(path: String) async throws(KeystoreError) -> FileLock {
+        let inProcess = AsyncLock.forPath(path)
+        await inProcess.lock()
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            inProcess.unlock()
+            throw .io(path: path, reason: String(cString: strerror(errno)))
+        }
+        var pause = Duration.milliseconds(2)
+        while lk_flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
                 let reason = String(cString: strerror(errno))
                 close(descriptor)
+                inProcess.unlock()
                 throw .io(path: path, reason: "cannot lock: \(reason)")
             }
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(50))
         }
+        return FileLock(descriptor: descriptor, inProcess: inProcess)
     }
 
     func release() {
         _ = lk_flock(descriptor, LOCK_UN)
         close(descriptor)
+        inProcess.unlock()
     }
 }

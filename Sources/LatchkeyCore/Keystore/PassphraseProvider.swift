@@ -24,8 +24,8 @@ public struct PassphraseFile: PassphraseProvider {
         guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
             throw .passphraseFile(path: path, reason: "it cannot be read as UTF-8 text")
         }
-        if text.hasSuffix("\n") { text.removeLast() }
-        if text.hasSuffix("\r") { text.removeLast() }
+        // One line ending, LF or CRLF ("\r\n" is a single Character, so one removeLast drops both).
+        if text.hasSuffix("\n") || text.hasSuffix("\r\n") || text.hasSuffix("\r") { text.removeLast() }
         guard !text.isEmpty else { throw .passphraseFile(path: path, reason: "it is empty") }
         return Secret(text)
     }

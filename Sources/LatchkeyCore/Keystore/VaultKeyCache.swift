@@ -28,7 +28,9 @@ public struct VaultKeyCache: Sendable {
         let seconds = UInt64(max(0, entry.expiresAt.timeIntervalSince1970))
         payload += (0..<8).reversed().map { UInt8((seconds >> (UInt64($0) * 8)) & 0xFF) }
         payload += [UInt8(entry.salt.count)] + entry.salt + [entry.parameters.log2N]
-        payload += [entry.parameters.r, entry.parameters.p].flatMap { value in (0..<4).reversed().map { UInt8((value >> (UInt32($0) * 8)) & 0xFF) } }
+        payload += [entry.parameters.r, entry.parameters.p].flatMap { value in
+            (0..<4).reversed().map { UInt8((value >> (UInt32($0) * 8)) & 0xFF) }
+        }
         payload += entry.key.withUnsafeBytes { Array($0) }
         try KernelKeyring.store(payload, description: description, timeout: Int(entry.expiresAt.timeIntervalSinceNow.rounded(.up)))
     }

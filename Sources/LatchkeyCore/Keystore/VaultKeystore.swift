@@ -40,7 +40,8 @@ public final class VaultKeystore: Keystore {
     /// Secret Service. scrypt's cost buys nothing for a 256-bit random secret, so it runs at its minimum.
     public static func secretService(path: String) -> VaultKeystore {
         VaultKeystore(
-            path: path, passphrase: SecretServiceKey(), kdf: VaultFormat.KDFParameters(log2N: 10, r: 8, p: 1), backendName: "secret-service")
+            path: path, passphrase: SecretServiceKey(), kdf: VaultFormat.KDFParameters(log2N: 10, r: 8, p: 1), backendName: "secret-service"
+        )
     }
 
     init(
@@ -65,13 +66,14 @@ public final class VaultKeystore: Keystore {
             _ = try decode(bytes)
         } else {
             try ensureDirectory()
-            let lock = try FileLock(path: path + ".lock")
+            let lock = try await FileLock.acquire(path: path + ".lock")
             defer { lock.release() }
             if try readVaultFile() == nil { try write([]) }
         }
         guard let unlockedKey = unlocked.withLock({ $0 }) else { throw KeystoreError.locked("no key after unlocking") }
         let expiry = Date().addingTimeInterval(duration)
-        try keyCache.store(VaultKeyCache.Entry(expiresAt: expiry, salt: unlockedKey.salt, parameters: unlockedKey.parameters, key: unlockedKey.key))
+        try keyCache.store(
+            VaultKeyCache.Entry(expiresAt: expiry, salt: unlockedKey.salt, parameters: unlockedKey.parameters, key: unlockedKey.key))
         return expiry
     }
 
@@ -94,7 +96,7 @@ public final class VaultKeystore: Keystore {
         _ body: (inout [AccountRecord]) async throws -> Result
     ) async throws -> Result {
         try ensureDirectory()
-        let lock = try FileLock(path: path + ".lock")
+        let lock = try await FileLock.acquire(path: path + ".lock")
         defer { lock.release() }
         let existing = try readVaultFile()
         var records = try existing.map(decode) ?? []
@@ -226,7 +228,8 @@ public final class VaultKeystore: Keystore {
         unlocked.withLock { $0 = key }
         guard let keyCache, unlockDuration > 0 else { return }
         try? keyCache.store(
-            VaultKeyCache.Entry(expiresAt: Date().addingTimeInterval(unlockDuration), salt: key.salt, parameters: key.parameters, key: key.key))
+            VaultKeyCache.Entry(
+                expiresAt: Date().addingTimeInterval(unlockDuration), salt: key.salt, parameters: key.parameters, key: key.key))
     }
 
     private func ensureDirectory() throws(KeystoreError) {

@@ -29,8 +29,8 @@ public struct DeviceAuthorization: Sendable {
             throw .malformed(endpoint: endpoint, reason: "verification_uri is not an https URL")
         }
         let complete = object["verification_uri_complete"] as? String
-        let expiresIn = (object["expires_in"] as? NSNumber)?.intValue ?? 600
-        let interval = (object["interval"] as? NSNumber)?.intValue ?? 5
+        let expiresIn = JSONScalar.integer(object["expires_in"]) ?? 600
+        let interval = JSONScalar.integer(object["interval"]) ?? 5
         return DeviceAuthorization(
             deviceCode: Secret(deviceCode), userCode: userCode, verificationURI: verificationURI,
             verificationURIComplete: complete.flatMap { if case .success = EndpointURL.validate($0) { $0 } else { nil } },

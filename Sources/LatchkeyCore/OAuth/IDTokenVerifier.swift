@@ -63,9 +63,9 @@ public struct IDTokenVerifier: Sendable {
         let authorizedParty = claims["azp"] as? String
         if audiences.count > 1 && authorizedParty == nil { throw .claim("azp", "is required when aud has several values") }
         if let authorizedParty, authorizedParty != clientID { throw .claim("azp", "is not this client's client_id") }
-        guard let expiry = (claims["exp"] as? NSNumber)?.doubleValue else { throw .claim("exp", "is missing") }
+        guard let expiry = JSONScalar.number(claims["exp"]) else { throw .claim("exp", "is missing") }
         guard now.timeIntervalSince1970 < expiry + allowedSkew else { throw .claim("exp", "is in the past: the ID token has expired") }
-        guard let issuedAt = (claims["iat"] as? NSNumber)?.doubleValue else { throw .claim("iat", "is missing") }
+        guard let issuedAt = JSONScalar.number(claims["iat"]) else { throw .claim("iat", "is missing") }
         guard issuedAt <= now.timeIntervalSince1970 + allowedSkew else {
             throw .claim("iat", "is in the future; check this machine's clock")
         }

@@ -42,11 +42,13 @@ public struct TokenResponse: Sendable {
         var expiresIn: Int?
         switch object["expires_in"] {
         case nil, is NSNull: expiresIn = nil
-        case let number as NSNumber where !(number is Bool) && number.doubleValue >= 0 && number.doubleValue < 1e9:
-            expiresIn = number.intValue
         // Some providers send the number as a string; accept it only when it is plainly one.
         case let text as String where Int(text).map({ $0 >= 0 }) == true: expiresIn = Int(text)
-        default: throw .malformed(endpoint: endpoint, reason: "expires_in is not a non-negative number")
+        case let value:
+            guard let seconds = JSONScalar.integer(value), seconds >= 0, seconds < 1_000_000_000 else {
+                throw .malformed(endpoint: endpoint, reason: "expires_in is not a non-negative number")
+            }
+            expiresIn = seconds
         }
         func optionalString(_ key: String) throws(TokenEndpointError) -> String? {
             switch object[key] {

@@ -15,7 +15,8 @@ struct UnlockCommand: AsyncParsableCommand {
     func run() async throws {
         try await Failure.reporting {
             guard let vault = options.context().keystore as? VaultKeystore, vault.keyCache != nil else {
-                throw ValidationError("only the vault keystore is unlocked with a passphrase; the Secret Service unlocks with your desktop session")
+                throw ValidationError(
+                    "only the vault keystore is unlocked with a passphrase; the Secret Service unlocks with your desktop session")
             }
             let until = try await vault.unlock(for: TimeInterval(duration.seconds))
             Output.info("The vault is unlocked until \(until.formatted(date: .omitted, time: .standard)); `latchkey lock` locks it now.")

@@ -1,0 +1,289 @@
+import Crypto
+import CryptoExtras
+import Foundation
+import Testing
+
+@testable import LatchkeyCore
+
+@Suite("ID token verification (OIDC Core §3.1.3.7)")
+struct IDTokenVerifierTests {
+    // MARK: - Keys and signing, done here rather than trusted to the code under test
+
+    /// Generated once: RSA key generation is the slow part of this suite.
+    static let rsaKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    static let ecKey = P256.Signing.PrivateKey()
+    static let now = Date(timeIntervalSince1970: 1_750_000_000)
+    static let issuer = "https://idp.example.com"
+    static let clientID = "client-example"
+    static let nonce = "n-0S6_WzA2Mj"
+
+    static let keySetJSON: [UInt8] = {
+        let rsa = try! rsaKey.publicKey.getKeyPrimitives()
+        let ec = ecKey.publicKey.rawRepresentation
+        let document: [String: Any] = [
+            "keys": [
+                [
+                    "kty": "RSA", "kid": "rsa-1", "use": "sig", "alg": "RS256", "n": Base64URL.encode(rsa.modulus),
+                    "e": Base64URL.encode(rsa.publicExponent),
+                ],
+                [
+                    "kty": "EC", "kid": "ec-1", "use": "sig", "crv": "P-256", "x": Base64URL.encode(ec.prefix(32)),
+                    "y": Base64URL.encode(ec.suffix(32)),
+                ],
+                ["kty": "oct", "kid": "symmetric", "k": "c2VjcmV0"],
+            ]
+        ]
+        return Array(try! JSONSerialization.data(withJSONObject: document))
+    }()
+
+    enum Signer {
+        case rsa
+        case ec(P256.Signing.PrivateKey)
+        case hmac(key: [UInt8])
+        case unsigned
+    }
+
+    static func base64URLJSON(_ object: [String: Any]) -> String {
+        Base64URL.encode(try! JSONSerialization.data(withJSONObject: object, options: .sortedKeys))
+    }
+
+    static func defaultClaims() -> [String: Any] {
+        [
+            "iss": issuer, "sub": "248289761001", "aud": clientID, "exp": now.timeIntervalSince1970 + 600,
+            "iat": now.timeIntervalSince1970 - 5, "nonce": nonce, "email": "alice@example.com", "name": "Alice",
+        ]
+    }
+
+    static func token(header: [String: Any], claims: [String: Any] = defaultClaims(), signer: Signer) throws -> Secret {
+        let signingInput = base64URLJSON(header) + "." + base64URLJSON(claims)
+        let input = Array(signingInput.utf8)
+        let signature: [UInt8]
+        switch signer {
+        case .rsa:
+            signature = Array(try rsaKey.signature(for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5).rawRepresentation)
+        case .ec(let key):
+            signature = Array(try key.signature(for: input).rawRepresentation)
+        case .hmac(let key):
+            signature = Array(HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: key)))
+        case .unsigned:
+            signature = []
+        }
+        return Secret(signingInput + "." + Base64URL.encode(signature))
+    }
+
+    static func rs256(_ claims: [String: Any] = defaultClaims()) throws -> Secret {
+        try token(header: ["alg": "RS256", "kid": "rsa-1", "typ": "JWT"], claims: claims, signer: .rsa)
+    }
+
+    static func es256(_ claims: [String: Any] = defaultClaims()) throws -> Secret {
+        try token(header: ["alg": "ES256", "kid": "ec-1"], claims: claims, signer: .ec(ecKey))
+    }
+
+    static func claims(_ change: (inout [String: Any]) -> Void) -> [String: Any] {
+        var claims = defaultClaims()
+        change(&claims)
+        return claims
+    }
+
+    func verify(_ token: Secret, nonce: String? = IDTokenVerifierTests.nonce) throws(IDTokenError) -> IDTokenClaims {
+        let keys = try JSONWebKeySet(json: Self.keySetJSON)
+        return try IDTokenVerifier(issuer: Self.issuer, clientID: Self.clientID).verify(
+            token, keys: keys, nonce: nonce.map(Secret.init), now: Self.now)
+    }
+
+    /// The name of the claim a token was refused for, `nil` when it was accepted or refused for another reason.
+    func refusedClaim(_ token: Secret, nonce: String? = IDTokenVerifierTests.nonce) -> String? {
+        do {
+            _ = try verify(token, nonce: nonce)
+            return nil
+        } catch {
+            if case .claim(let name, _) = error { return name }
+            return nil
+        }
+    }
+
+    // MARK: - Accepted
+
+    @Test("an RS256 token signed by a key in the JWKS is accepted and its claims returned")
+    func rs256Accepted() throws {
+        let claims = try verify(try Self.rs256())
+        #expect(claims.issuer == Self.issuer)
+        #expect(claims.subject == "248289761001")
+        #expect(claims.email == "alice@example.com")
+        #expect(claims.name == "Alice")
+        #expect(claims.expiresAt == Self.now.addingTimeInterval(600))
+    }
+
+    @Test("an ES256 token (raw r||s signature) is accepted")
+    func es256Accepted() throws {
+        #expect(try verify(try Self.es256()).subject == "248289761001")
+    }
+
+    @Test("a token without kid is checked against every key of its type")
+    func noKeyID() throws {
+        let token = try Self.token(header: ["alg": "ES256"], signer: .ec(Self.ecKey))
+        #expect(try verify(token).subject == "248289761001")
+    }
+
+    @Test("several audiences are accepted when azp names this client")
+    func severalAudiencesWithAuthorizedParty() throws {
+        let token = try Self.rs256(
+            Self.claims {
+                $0["aud"] = [Self.clientID, "https://api.example.com"]; $0["azp"] = Self.clientID
+            })
+        #expect(try verify(token).subject == "248289761001")
+    }
+
+    @Test("exp and iat within the allowed clock skew are accepted")
+    func withinSkew() throws {
+        let token = try Self.rs256(
+            Self.claims {
+                $0["exp"] = Self.now.timeIntervalSince1970 - 60
+                $0["iat"] = Self.now.timeIntervalSince1970 + 60
+            })
+        #expect(try verify(token).subject == "248289761001")
+    }
+
+    @Test("no nonce is checked when the request sent none")
+    func noNonceRequested() throws {
+        let token = try Self.rs256(Self.claims { $0["nonce"] = nil })
+        #expect(try verify(token, nonce: nil).subject == "248289761001")
+    }
+
+    // MARK: - Refused algorithms and keys
+
+    @Test("alg none is refused")
+    func algorithmNone() throws {
+        let token = try Self.token(header: ["alg": "none"], signer: .unsigned)
+        #expect(throws: IDTokenError.refusedAlgorithm("none")) { try verify(token) }
+    }
+
+    @Test("HS256 is refused, even keyed with the provider's public key")
+    func algorithmHMAC() throws {
+        let publicKeyBytes = Array(Self.rsaKey.publicKey.derRepresentation)
+        let token = try Self.token(header: ["alg": "HS256", "kid": "rsa-1"], signer: .hmac(key: publicKeyBytes))
+        #expect(throws: IDTokenError.refusedAlgorithm("HS256")) { try verify(token) }
+        let symmetric = try Self.token(header: ["alg": "HS256", "kid": "symmetric"], signer: .hmac(key: Array("secret".utf8)))
+        #expect(throws: IDTokenError.refusedAlgorithm("HS256")) { try verify(symmetric) }
+    }
+
+    @Test("a token whose payload was changed after signing has a bad signature")
+    func tamperedPayload() throws {
+        let genuine = try Self.rs256().exposedValue.split(separator: ".")
+        let forgedPayload = Self.base64URLJSON(Self.claims { $0["sub"] = "mallory" })
+        let forged = Secret([genuine[0], Substring(forgedPayload), genuine[2]].joined(separator: "."))
+        #expect(throws: IDTokenError.badSignature) { try verify(forged) }
+    }
+
+    @Test("an ES256 token signed by a key that is not in the JWKS has a bad signature")
+    func foreignKey() throws {
+        let token = try Self.token(header: ["alg": "ES256", "kid": "ec-1"], signer: .ec(P256.Signing.PrivateKey()))
+        #expect(throws: IDTokenError.badSignature) { try verify(token) }
+    }
+
+    @Test("a kid that is not in the JWKS is an unknown key")
+    func unknownKeyID() throws {
+        let token = try Self.token(header: ["alg": "RS256", "kid": "rotated-away"], signer: .rsa)
+        #expect(throws: IDTokenError.unknownKey(keyID: "rotated-away")) { try verify(token) }
+    }
+
+    @Test("an alg that does not fit the key named by kid finds no key")
+    func algorithmKeyTypeMismatch() throws {
+        let token = try Self.token(header: ["alg": "ES256", "kid": "rsa-1"], signer: .ec(Self.ecKey))
+        #expect(throws: IDTokenError.unknownKey(keyID: "rsa-1")) { try verify(token) }
+    }
+
+    @Test("a token that is not three base64url parts is malformed", arguments: ["", "a.b", "a.b.c.d", "!!.??.**"])
+    func malformed(text: String) {
+        #expect {
+            try verify(Secret(text))
+        } throws: { error in
+            guard case .malformed = error as? IDTokenError else { return false }
+            return true
+        }
+    }
+
+    @Test("a header with critical extensions is refused")
+    func criticalHeader() throws {
+        let token = try Self.token(header: ["alg": "RS256", "kid": "rsa-1", "crit": ["exp"], "exp": 1], signer: .rsa)
+        #expect {
+            try verify(token)
+        } throws: { error in
+            guard case .malformed = error as? IDTokenError else { return false }
+            return true
+        }
+    }
+
+    // MARK: - Refused claims
+
+    @Test("a token from another issuer is refused")
+    func wrongIssuer() throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["iss"] = "https://evil.example.com" })) == "iss")
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["iss"] = Self.issuer + "/" })) == "iss")
+    }
+
+    @Test("a token without sub is refused")
+    func missingSubject() throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["sub"] = nil })) == "sub")
+    }
+
+    @Test("a token whose aud does not contain this client is refused")
+    func audienceWithoutClient() throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["aud"] = "another-client" })) == "aud")
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["aud"] = ["another-client", "third"] })) == "aud")
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["aud"] = nil })) == "aud")
+    }
+
+    @Test("several audiences without azp are refused")
+    func severalAudiencesWithoutAuthorizedParty() throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["aud"] = [Self.clientID, "https://api.example.com"] })) == "azp")
+    }
+
+    @Test("an azp naming another client is refused")
+    func authorizedPartyMismatch() throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["azp"] = "another-client" })) == "azp")
+    }
+
+    @Test("a token expired beyond the allowed skew is refused")
+    func expired() throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["exp"] = Self.now.timeIntervalSince1970 - 121 })) == "exp")
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["exp"] = nil })) == "exp")
+    }
+
+    @Test("a token issued in the future beyond the allowed skew is refused")
+    func issuedInFuture() throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["iat"] = Self.now.timeIntervalSince1970 + 300 })) == "iat")
+    }
+
+    @Test("a token whose nonce differs from the request's, or has none, is refused")
+    func nonceMismatch() throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["nonce"] = "another-nonce" })) == "nonce")
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["nonce"] = nil })) == "nonce")
+    }
+
+    // MARK: - Key sets
+
+    @Test("a JWKS without a keys array is unreadable")
+    func unreadableKeySet() {
+        #expect(throws: IDTokenError.self) { try JSONWebKeySet(json: Array("{\"kty\":\"RSA\"}".utf8)) }
+        #expect(throws: IDTokenError.self) { try JSONWebKeySet(json: Array("<html>".utf8)) }
+    }
+
+    @Test("keys marked for encryption are not used to verify signatures")
+    func encryptionKeyIgnored() throws {
+        let ec = Self.ecKey.publicKey.rawRepresentation
+        let json = try JSONSerialization.data(withJSONObject: [
+            "keys": [
+                [
+                    "kty": "EC", "kid": "ec-1", "use": "enc", "crv": "P-256", "x": Base64URL.encode(ec.prefix(32)),
+                    "y": Base64URL.encode(ec.suffix(32)),
+                ]
+            ]
+        ])
+        let keys = try JSONWebKeySet(json: Array(json))
+        #expect(throws: IDTokenError.unknownKey(keyID: "ec-1")) {
+            try IDTokenVerifier(issuer: Self.issuer, clientID: Self.clientID).verify(
+                try Self.es256(), keys: keys, nonce: nil, now: Self.now)
+        }
+    }
+}

@@ -1,0 +1,373 @@
+import Foundation
+import Testing
+
+@testable import LatchkeyCore
+
+@Suite("Provider files (latchkey-providers(5))")
+struct ProviderFileParserTests {
+    let file = "/home/alice/.config/latchkey/providers.d/test.toml"
+
+    func parse(_ text: String, file: String? = nil) -> Result<Provider, ProviderFileErrors> {
+        ProviderFileParser().parse(text, file: file ?? self.file)
+    }
+
+    func errors(_ text: String, file: String? = nil) -> [ProviderFileError] {
+        switch parse(text, file: file) {
+        case .success: return []
+        case .failure(let failure): return failure.errors
+        }
+    }
+
+    func provider(_ text: String) throws -> Provider {
+        try parse(text).get()
+    }
+
+    // MARK: - Valid files
+
+    @Test("a file that sets every key parses into every field")
+    func fullFile() throws {
+        let path = try Fixture.url("providers/example-idp.toml").path
+        let provider = try ProviderFileParser().parse(try Fixture.text("providers/example-idp.toml"), file: path).get()
+        #expect(provider.name == "example-idp")
+        #expect(provider.displayName == "Example IdP")
+        #expect(provider.kind == .oidc)
+        #expect(provider.issuer == "https://idp.example.com/realms/main")
+        let base = "https://idp.example.com/realms/main/protocol/openid-connect"
+        #expect(provider.endpoints.authorization?.absoluteString == base + "/auth")
+        #expect(provider.endpoints.token?.absoluteString == base + "/token")
+        #expect(provider.endpoints.revocation?.absoluteString == base + "/revoke")
+        #expect(provider.endpoints.deviceAuthorization?.absoluteString == base + "/auth/device")
+        #expect(provider.endpoints.userinfo?.absoluteString == base + "/userinfo")
+        #expect(provider.endpoints.jwks?.absoluteString == base + "/certs")
+        #expect(provider.clientID == "latchkey-test-client")
+        #expect(provider.clientSecret?.exposedValue == "fake-not-a-secret")
+        #expect(provider.scopes == ["openid", "email", "profile", "offline_access"])
+        #expect(provider.extraAuthorizationParameters == ["prompt": "select_account", "login_hint": "alice@example.com"])
+        #expect(provider.redirectMode == .paste)
+        #expect(provider.loopbackHost == .ipv6)
+        #expect(provider.redirectPath == "/callback/example")
+        #expect(provider.accountIDField == "preferred_username")
+        #expect(provider.accountNameField == "name")
+        #expect(provider.sourceFile == path)
+        #expect(provider.redirectURI(port: 50123) == "http://[::1]:50123/callback/example")
+    }
+
+    @Test("an oidc file with only the required keys gets the documented defaults")
+    func oidcDefaults() throws {
+        let provider = try provider(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            """)
+        #expect(provider.name == "test")
+        #expect(provider.redirectPath == "/oauth2redirect/test")
+        #expect(provider.loopbackHost == .ipv4)
+        #expect(provider.redirectMode == .loopback)
+        #expect(provider.scopes == ["openid"])
+        #expect(provider.extraAuthorizationParameters.isEmpty)
+        #expect(provider.clientSecret == nil)
+        #expect(provider.accountIDField == "sub")
+        #expect(provider.accountNameField == "email")
+        #expect(provider.redirectURI(port: 4711) == "http://127.0.0.1:4711/oauth2redirect/test")
+        #expect(provider.redirectURITemplate == "http://127.0.0.1:PORT/oauth2redirect/test")
+    }
+
+    @Test("openid is added in front of the scopes of an oidc provider that forgot it")
+    func openidAdded() throws {
+        let provider = try provider(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            scopes = ["email", "profile"]
+            """)
+        #expect(provider.scopes == ["openid", "email", "profile"])
+    }
+
+    @Test("an oauth2 provider gets no openid scope added")
+    func oauth2KeepsScopes() throws {
+        let provider = try provider(
+            """
+            display_name = "Test"
+            kind = "oauth2"
+            authorization_endpoint = "https://git.example.com/login/oauth/authorize"
+            token_endpoint = "https://git.example.com/login/oauth/access_token"
+            scopes = ["read:user"]
+            """)
+        #expect(provider.kind == .oauth2)
+        #expect(provider.issuer == nil)
+        #expect(provider.scopes == ["read:user"])
+    }
+
+    @Test(
+        "plain http is accepted for loopback hosts",
+        arguments: ["http://127.0.0.1:9000/o", "http://localhost:8080", "http://[::1]:8080/realm"])
+    func loopbackHTTPAccepted(issuer: String) throws {
+        let provider = try provider(
+            """
+            display_name = "Local"
+            kind = "oidc"
+            issuer = "\(issuer)"
+            """)
+        #expect(provider.issuer == issuer)
+    }
+
+    // MARK: - Errors
+
+    @Test("an unknown key is an error naming the file, its line and the key")
+    func unknownKey() {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            scope = ["openid", "email"]
+            """)
+        #expect(
+            found == [
+                ProviderFileError(file: file, line: 4, field: "scope", message: "unknown key (known keys: see latchkey-providers(5))")
+            ])
+    }
+
+    @Test("scopes given as a string is a type error on its line")
+    func wrongType() throws {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+
+            issuer = "https://idp.example.com"
+            scopes = "openid email"
+            """)
+        let error = try #require(found.first)
+        #expect(found.count == 1)
+        #expect(error.file == file)
+        #expect(error.line == 5)
+        #expect(error.field == "scopes")
+        #expect(error.message.contains("must be an array of strings"))
+    }
+
+    @Test("an endpoint that is not an absolute URL is rejected on its line")
+    func badURL() throws {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oauth2"
+            issuer = "https://git.example.com"
+            token_endpoint = "git.example.com/token"
+            """)
+        let error = try #require(found.first)
+        #expect(found.count == 1)
+        #expect(error.line == 4)
+        #expect(error.field == "token_endpoint")
+        #expect(error.message == "not an absolute http(s) URL")
+    }
+
+    @Test(
+        "plain http to a host that is not loopback is rejected",
+        arguments: ["http://idp.example.com", "http://127.0.0.1.evil.example", "http://localhost.evil.example", "http://10.0.0.1"])
+    func insecureIssuer(issuer: String) throws {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "\(issuer)"
+            """)
+        let error = try #require(found.first { $0.field == "issuer" })
+        #expect(error.line == 3)
+        #expect(error.message.contains("must use https"))
+    }
+
+    @Test("an endpoint with a #fragment is rejected")
+    func fragment() {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com#top"
+            """)
+        #expect(found.map(\.field) == ["issuer"])
+    }
+
+    @Test("missing display_name and kind are both reported, in one run")
+    func missingRequired() {
+        let found = errors(
+            """
+            issuer = "https://idp.example.com"
+            """)
+        #expect(Set(found.compactMap(\.field)) == ["display_name", "kind"])
+        #expect(found.allSatisfy { $0.message == "missing (required)" && $0.line == nil })
+    }
+
+    @Test("an unknown kind lists the supported ones")
+    func unknownKind() throws {
+        let error = try #require(
+            errors(
+                """
+                display_name = "Test"
+                kind = "saml"
+                issuer = "https://idp.example.com"
+                """
+            ).first)
+        #expect(error.field == "kind")
+        #expect(error.message.contains("\"oidc\"") && error.message.contains("\"oauth2\""))
+    }
+
+    @Test(
+        "an extra authorization parameter Latchkey sets itself is rejected",
+        arguments: ["state", "nonce", "code_challenge_method", "redirect_uri"])
+    func reservedExtraParameter(name: String) throws {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            extra_authorization_params = { prompt = "consent", \(name) = "fixed" }
+            """)
+        let error = try #require(found.first)
+        #expect(found.count == 1)
+        #expect(error.field == "extra_authorization_params.\(name)")
+        #expect(error.line == 4)
+    }
+
+    @Test("an extra authorization parameter that is not a string is rejected")
+    func nonStringExtraParameter() {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            extra_authorization_params = { max_age = 0 }
+            """)
+        #expect(found.map(\.field) == ["extra_authorization_params.max_age"])
+    }
+
+    @Test("a loopback_host that is not a loopback address is rejected")
+    func nonLoopbackHost() {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            loopback_host = "0.0.0.0"
+            """)
+        #expect(found.map(\.field) == ["loopback_host"])
+        #expect(found.first?.line == 4)
+    }
+
+    @Test(
+        "a redirect_path with a query, a double slash or no leading slash is rejected", arguments: ["/cb?x=1", "//cb", "cb", "/", "/cb#f"])
+    func badRedirectPath(path: String) {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            redirect_path = "\(path)"
+            """)
+        #expect(found.map(\.field) == ["redirect_path"])
+    }
+
+    @Test("without an issuer, an oidc file must list authorization, token and jwks endpoints")
+    func noIssuerNeedsEndpoints() {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            """)
+        #expect(Set(found.compactMap(\.field)) == ["authorization_endpoint", "token_endpoint", "jwks_uri"])
+    }
+
+    @Test("a file name that cannot be a provider name is rejected")
+    func badFileName() {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            """, file: "/etc/latchkey/providers.d/my provider.toml")
+        let error = found.first { $0.field == nil }
+        #expect(error?.message.contains("file name") == true)
+        #expect(error?.file == "/etc/latchkey/providers.d/my provider.toml")
+    }
+
+    @Test("invalid TOML is reported with the line it breaks on")
+    func invalidTOML() throws {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com
+            client_id = "abc"
+            """)
+        let error = try #require(found.first)
+        #expect(found.count == 1)
+        #expect(error.file == file)
+        #expect(error.line == 3)
+        #expect(error.message.hasPrefix("not valid TOML"))
+    }
+
+    @Test("every problem in a file is reported, not only the first")
+    func allErrorsCollected() {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "http://idp.example.com"
+            scopes = "openid"
+            colour = "blue"
+            """)
+        #expect(Set(found.compactMap(\.field)) == ["issuer", "scopes", "colour"])
+        #expect(found.map(\.line).sorted { ($0 ?? 0) < ($1 ?? 0) } == [3, 4, 5])
+    }
+
+    @Test("an error prints as FILE:LINE: FIELD: message")
+    func descriptionFormat() throws {
+        let error = try #require(
+            errors(
+                """
+                display_name = "Test"
+                kind = "oidc"
+                issuer = "https://idp.example.com"
+                scopes = "openid"
+                """
+            ).first)
+        #expect(error.description == "\(file):4: scopes: \(error.message)")
+        #expect(ProviderFileError(file: "/p/a.toml", line: 2, field: "kind", message: "m").description == "/p/a.toml:2: kind: m")
+        #expect(ProviderFileError(file: "/p/a.toml", field: "kind", message: "m").description == "/p/a.toml: kind: m")
+        #expect(ProviderFileError(file: "/p/a.toml", message: "m").description == "/p/a.toml: m")
+    }
+
+    @Test("control characters from the file never reach the error text")
+    func sanitisedValuesInErrors() {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc\\u001b]0;pwned\\u0007"
+            issuer = "https://idp.example.com"
+            """)
+        #expect(found.map(\.field) == ["kind"])
+        #expect(!found.contains { $0.description.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 } })
+    }
+
+    // MARK: - Shipped presets
+
+    @Test("every preset in the repository's providers.d parses without an error")
+    func shippedPresets() throws {
+        let directory = Fixture.repositoryRoot.appendingPathComponent("providers.d").path
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".toml") }.sorted()
+        #expect(names.count >= 7)
+        for name in names {
+            let path = directory + "/" + name
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let result = ProviderFileParser().parse(text, file: path)
+            if case .failure(let failure) = result {
+                Issue.record("\(name): \(failure.errors.map(\.description).joined(separator: "\n"))")
+            }
+        }
+        let catalog = ProviderCatalog.load(directories: [directory])
+        #expect(catalog.errors.map(\.description) == [])
+        #expect(catalog.providers.count == names.count)
+    }
+}
