@@ -122,8 +122,10 @@ public struct AccountService: Sendable {
             if minimumLifetime.isFinite && current.isValid(at: engine.now(), margin: minimumLifetime) { return .success(current) }
             guard let index = records.firstIndex(where: { $0.isSameAccount(as: current) }) else { return .success(current) }
             do {
-                let metadata = try await engine.metadata(for: provider)
-                let refreshed = try await engine.refresh(current, provider: provider, metadata: metadata)
+                let refreshed =
+                    provider.isFirebase
+                    ? try await refreshSecondFactorAccount(current, provider: provider)
+                    : try await engine.refresh(current, provider: provider, metadata: try await engine.metadata(for: provider))
                 records[index] = refreshed
                 return .success(refreshed)
             } catch {

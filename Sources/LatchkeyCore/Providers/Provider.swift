@@ -73,6 +73,17 @@ public struct Provider: Sendable, Equatable {
     public var accountNameField: String
     /// The file the provider was read from.
     public var sourceFile: String
+    /// For `kind = "firebase"` files: the Firebase settings (see `Provider.Firebase`); `nil` otherwise.
+    ///
+    /// Until `Kind` gains a `firebase` case, such providers carry `kind == .oidc` (their ID tokens
+    /// are verified like OpenID ones) and are told apart by this property: `isFirebase`.
+    public var firebase: Firebase? = nil
+
+    /// Whether the provider signs in through Firebase Authentication (first and second factor).
+    public var isFirebase: Bool { firebase != nil }
+
+    /// The `kind` as written in the provider file.
+    public var kindName: String { isFirebase ? "firebase" : kind.rawValue }
 
     /// The redirect URI for a listener on `port`: `http://127.0.0.1:PORT/oauth2redirect/NAME`.
     public func redirectURI(port: Int) -> String {

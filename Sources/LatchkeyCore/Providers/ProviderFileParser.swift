@@ -14,6 +14,14 @@ public struct ProviderFileParser {
         "loopback_host", "redirect_path", "account_id_field", "account_name_field",
     ]
 
+    /// Keys only `kind = "firebase"` files use.
+    static let firebaseKeys: Set<String> = [
+        "api_key", "project_id", "first_factor", "identitytoolkit_url", "securetoken_url", "mfa_backend",
+    ]
+
+    /// Keys a `kind = "firebase"` file may contain.
+    static let firebaseAllowedKeys: Set<String> = firebaseKeys.union(["display_name", "kind", "jwks_uri", "redirect_path"])
+
     /// Parameters Latchkey sets itself; letting a file override them would undo PKCE, state or nonce.
     static let reservedAuthorizationParameters: Set<String> = [
         "response_type", "client_id", "redirect_uri", "scope", "state", "nonce",
@@ -43,12 +51,20 @@ public struct ProviderFileParser {
             return .failure(ProviderFileErrors([ProviderFileError(file: file, message: "not valid TOML")]))
         }
 
+        if table["kind"]?.string == "firebase" {
+            return parseFirebase(table, name: name, context: &context)
+        }
+
         for key in table.keys.sorted() where !Self.knownKeys.contains(key) {
-            context.fail(key, "unknown key (known keys: see latchkey-providers(5))")
+            if Self.firebaseKeys.contains(key) {
+                context.fail(key, "only used by kind = \"firebase\" providers")
+            } else {
+                context.fail(key, "unknown key (known keys: see latchkey-providers(5))")
+            }
         }
 
         let displayName = context.string(table, "display_name", required: true) ?? name
-        let kind = context.choice(table, "kind", Provider.Kind.self, required: true, extraChoices: ["firebase"]) ?? .oidc
+        let kind = context.choice(table, "kind", Provider.Kind.self, required: true, otherChoices: ["firebase"]) ?? .oidc
         let issuer = context.url(table, "issuer").map { $0.absoluteString }
         var endpoints = Provider.Endpoints()
         endpoints.authorization = context.url(table, "authorization_endpoint")
@@ -103,6 +119,62 @@ public struct ProviderFileParser {
                 extraAuthorizationParameters: extra, redirectMode: redirectMode, loopbackHost: loopbackHost,
                 redirectPath: redirectPath, accountIDField: accountIDField, accountNameField: accountNameField,
                 sourceFile: file))
+    }
+
+    /// A `kind = "firebase"` file: Firebase Authentication with an optional second factor.
+    private func parseFirebase(_ table: TOMLTable, name: String, context: inout Context) -> Result<Provider, ProviderFileErrors> {
+        for key in table.keys.sorted() where !Self.firebaseAllowedKeys.contains(key) {
+            if Self.knownKeys.contains(key) {
+                context.fail(key, "not used by kind = \"firebase\" providers (they take api_key, project_id, first_factor, …)")
+            } else {
+                context.fail(key, "unknown key (known keys: see latchkey-providers(5))")
+            }
+        }
+        let displayName = context.string(table, "display_name", required: true) ?? name
+
+        var backend = Provider.Firebase.Backend.firebase
+        if let raw = context.string(table, "mfa_backend", required: false) {
+            if raw == "firebase" {
+                backend = .firebase
+            } else if raw.hasPrefix("exec:"), raw.dropFirst(5).hasPrefix("/") {
+                backend = .exec(path: String(raw.dropFirst(5)))
+            } else {
+                context.fail("mfa_backend", "must be \"firebase\" or \"exec:/absolute/path/to/program\" (see latchkey-mfa-plugin(7))")
+            }
+        }
+        let needsProject = backend == .firebase
+        let apiKey = context.string(table, "api_key", required: needsProject) ?? ""
+        let projectID = context.string(table, "project_id", required: needsProject) ?? ""
+        if !projectID.isEmpty && !projectID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
+            context.fail("project_id", "must be a Firebase project ID: letters, digits and '-'")
+        }
+
+        var firstFactor = Provider.Firebase.FirstFactorSource.password
+        if let raw = context.string(table, "first_factor", required: false) {
+            if raw == "password" {
+                firstFactor = .password
+            } else if raw.hasPrefix("provider:"), case let other = String(raw.dropFirst("provider:".count)), !other.isEmpty,
+                other != name, other.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+            {
+                firstFactor = .provider(other)
+            } else {
+                context.fail(
+                    "first_factor", "must be \"password\" or \"provider:NAME\" naming another OpenID provider file in providers.d")
+            }
+        }
+
+        var settings = Provider.Firebase(apiKey: apiKey, projectID: projectID, firstFactor: firstFactor, mfaBackend: backend)
+        if let url = context.url(table, "identitytoolkit_url") { settings.identityToolkitURL = url }
+        if let url = context.url(table, "securetoken_url") { settings.secureTokenURL = url }
+        if let url = context.url(table, "jwks_uri") { settings.jwksURL = url }
+
+        let redirectPath = context.string(table, "redirect_path", required: false)
+        if let redirectPath, !Self.isValidRedirectPath(redirectPath) {
+            context.fail("redirect_path", "must start with '/' and hold only letters, digits and -._~/ (no query or fragment)")
+        }
+        guard context.errors.isEmpty else { return .failure(ProviderFileErrors(context.errors)) }
+        return .success(
+            .firebase(name: name, displayName: displayName, settings: settings, redirectPath: redirectPath, sourceFile: context.file))
     }
 
     static func isValidRedirectPath(_ path: String) -> Bool {
@@ -168,17 +240,14 @@ extension ProviderFileParser {
             return string
         }
 
+        /// One of `Choice`'s raw values; `otherChoices` are valid values handled elsewhere, listed in the error.
         mutating func choice<Choice: RawRepresentable & CaseIterable>(
-            _ table: TOMLTable, _ key: String, _ type: Choice.Type, required: Bool, extraChoices: [String] = []
+            _ table: TOMLTable, _ key: String, _ type: Choice.Type, required: Bool, otherChoices: [String] = []
         ) -> Choice? where Choice.RawValue == String {
             guard let raw = string(table, key, required: required) else { return nil }
             if let choice = Choice(rawValue: raw) { return choice }
-            let names = Choice.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            if extraChoices.contains(raw) {
-                fail(key, "\"\(raw)\" providers are not supported by this version of Latchkey (supported: \(names))")
-            } else {
-                fail(key, "\"\(TerminalText.sanitized(raw, maxLength: 40))\" is not one of \(names)")
-            }
+            let names = (Choice.allCases.map(\.rawValue) + otherChoices).map { "\"\($0)\"" }.joined(separator: ", ")
+            fail(key, "\"\(TerminalText.sanitized(raw, maxLength: 40))\" is not one of \(names)")
             return nil
         }
 

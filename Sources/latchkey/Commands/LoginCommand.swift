@@ -10,6 +10,11 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(help: "Paste the final redirect URL instead of listening on the loopback interface (for SSH sessions).") var paste = false
     @Flag(help: "Use the device authorization grant (RFC 8628): enter a code on any device.") var device = false
     @Option(help: "Seconds to wait for the browser.") var timeout: Int = 300
+    @Option(help: "Firebase providers: after signing in, enroll this phone (E.164, such as +15555550100) as a second factor.")
+    var enrollPhone: String?
+    @Option(help: "The label of the phone given with --enroll-phone.") var phoneName: String?
+
+    @OptionGroup var options: KeystoreOptions
 
     func validate() throws {
         if paste && device { throw ValidationError("--paste and --device cannot be combined") }
@@ -21,8 +26,13 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let context = CommandContext()
+            let context = options.context()
             let provider = try context.catalog.provider(named: provider)
+            if provider.isFirebase {
+                try await signInWithSecondFactor(provider: provider, context: context)
+                return
+            }
+            if enrollPhone != nil { throw ValidationError("--enroll-phone is only for kind = \"firebase\" providers") }
             let mode: Provider.RedirectMode = paste ? .paste : device ? .device : provider.redirectMode
             let (record, outcome) = try await context.service.signIn(
                 provider: provider, mode: mode, interaction: CommandLineInteraction(),
@@ -30,5 +40,34 @@ struct LoginCommand: AsyncParsableCommand {
             let verb = outcome == .added ? "Signed in" : "Signed in again"
             Output.info("\(verb) to \(TerminalText.sanitized(provider.displayName)) as \(TerminalText.sanitized(record.label)).")
         }
+    }
+
+    /// Firebase: first factor, second factor (prompts on stderr, answers on stdin), then
+    /// optionally a new phone.
+    private func signInWithSecondFactor(provider: Provider, context: CommandContext) async throws {
+        if paste || device { throw ValidationError("--paste and --device do not apply to kind = \"firebase\" providers") }
+        let service = context.service
+        let browser = BrowserLauncher(environment: context.environment)
+        let timeout = self.timeout
+        let interaction = CommandLineSecondFactor(
+            federatedSignIn: { other in
+                let (record, _) = try await service.signIn(
+                    provider: other, mode: other.redirectMode, interaction: CommandLineInteraction(), browser: browser,
+                    timeout: .seconds(timeout))
+                guard let idToken = record.idToken else { throw SignInError.noIDToken(account: record.label) }
+                return idToken
+            }, catalog: context.catalog)
+        var (record, outcome) = try await service.signInWithSecondFactor(provider: provider, interaction: interaction)
+        let verb = outcome == .added ? "Signed in" : "Signed in again"
+        let factor = record.secondFactor.map { " (second factor: \($0))" } ?? ""
+        Output.info("\(verb) to \(TerminalText.sanitized(provider.displayName)) as \(TerminalText.sanitized(record.label))\(factor).")
+        guard let enrollPhone else { return }
+        record = try await service.enrollPhone(
+            AccountSelector(provider: provider.name, account: record.subject), phoneNumber: enrollPhone, displayName: phoneName,
+            code: { masked in
+                Output.info("A code was sent by SMS to \(masked).")
+                return CommandLineSecondFactor.prompt("Code: ").flatMap { $0.isEmpty ? nil : Secret($0) }
+            })
+        Output.info("Enrolled \(PhoneNumberMask.maskedIfFull(enrollPhone)) as a second factor of \(TerminalText.sanitized(record.label)).")
     }
 }

@@ -72,7 +72,7 @@ struct ProvidersReport: Encodable {
     init(_ catalog: ProviderCatalog) {
         providers = catalog.providers.map {
             Entry(
-                name: $0.name, displayName: $0.displayName, kind: $0.kind.rawValue, redirect: $0.redirectMode.rawValue,
+                name: $0.name, displayName: $0.displayName, kind: $0.kindName, redirect: $0.redirectMode.rawValue,
                 redirectURI: $0.redirectURITemplate, source: $0.sourceFile, issuer: $0.issuer)
         }
         errors = catalog.errors.map { FileError(file: $0.file, line: $0.line, field: $0.field, message: $0.message) }

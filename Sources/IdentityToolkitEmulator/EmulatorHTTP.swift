@@ -1,0 +1,52 @@
+import Foundation
+
+/// One request as the emulator sees it, independent of NIO (so the routing is testable alone).
+public struct EmulatorRequest: Sendable {
+    public var method: String
+    /// The path without the query, e.g. `/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword`.
+    public var path: String
+    public var query: [String: String]
+    public var headers: [String: String]
+    public var body: [UInt8]
+
+    public init(method: String, uri: String, headers: [String: String], body: [UInt8]) {
+        self.method = method
+        let pieces = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        path = String(pieces[0]).removingPercentEncoding ?? String(pieces[0])
+        query = pieces.count > 1 ? Encoding.formDecode(String(pieces[1])) : [:]
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        self.body = body
+    }
+}
+
+/// A JSON answer.
+public struct EmulatorResponse: Sendable {
+    public var status: Int
+    public var body: [UInt8]
+
+    static func json(_ object: [String: Any], status: Int = 200) -> EmulatorResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return EmulatorResponse(status: status, body: Array(data))
+    }
+}
+
+/// An Identity Toolkit error: Google's envelope with the code (and detail) in `message`.
+struct APIError: Error {
+    var status: Int
+    var message: String
+    var reason: String
+    var googleStatus: String?
+
+    /// HTTP 400 `CODE` or `CODE : detail` (protocol notes §3).
+    static func badRequest(_ code: String, _ detail: String? = nil) -> APIError {
+        APIError(status: 400, message: detail.map { "\(code) : \($0)" } ?? code, reason: "invalid", googleStatus: nil)
+    }
+
+    var response: EmulatorResponse {
+        var error: [String: Any] = [
+            "code": status, "message": message, "errors": [["message": message, "domain": "global", "reason": reason]],
+        ]
+        if let googleStatus { error["status"] = googleStatus }
+        return .json(["error": error], status: status)
+    }
+}

@@ -1,0 +1,224 @@
+public import Foundation
+
+/// A second-factor backend run by an external program (`mfa_backend = "exec:/path"`).
+///
+/// Each request starts the program once, writes one JSON line to its stdin, closes it, and reads
+/// one JSON line from its stdout; state between requests travels in the opaque `pending` and
+/// `session` strings, as with Firebase. Secrets go through the pipe only, never argv or the
+/// environment. The wire format is latchkey-mfa-plugin(7).
+public struct ExecBackend: SecondFactorBackend {
+    public let path: String
+    /// The provider's name, passed in every request so one program can serve several providers.
+    public let provider: String
+    public var timeout: TimeInterval = 30
+    /// Answers larger than this are refused (a token response is a few KiB).
+    static let responseLimit = 1 << 20
+    static let protocolVersion = 1
+
+    public init(path: String, provider: String) {
+        self.path = path
+        self.provider = provider
+    }
+
+    // MARK: - Requests
+
+    public func signIn(_ firstFactor: FirstFactor) async throws(SecondFactorError) -> FirstFactorOutcome {
+        var request: [String: Any] = ["type": "first_factor"]
+        switch firstFactor {
+        case .password(let email, let password):
+            request["method"] = "password"
+            request["email"] = email
+            request["password"] = password.exposedValue
+        case .federated(let providerID, let idToken):
+            request["method"] = "federated"
+            request["provider_id"] = providerID
+            request["id_token"] = idToken.exposedValue
+        }
+        let answer = try await exchange(request)
+        switch answer["type"] as? String {
+        case "tokens":
+            return .signedIn(try tokens(answer))
+        case "hints":
+            guard let pending = answer["pending"] as? String, let list = answer["hints"] as? [[String: Any]] else {
+                throw protocolError("a hints answer needs \"pending\" and a \"hints\" array")
+            }
+            let hints = try list.map(hint)
+            return .secondFactorRequired(hints: hints, pending: PendingCredential(Secret(pending)))
+        default:
+            throw protocolError("expected an answer of type tokens, hints or error")
+        }
+    }
+
+    public func startSignIn(hint: SecondFactorHint, pending: PendingCredential) async throws(SecondFactorError) -> VerificationSession {
+        let answer = try await exchange([
+            "type": "start", "pending": pending.value.exposedValue, "hint": ["id": hint.id, "kind": hint.kind.rawValue],
+        ])
+        guard answer["type"] as? String == "session" else { throw protocolError("expected an answer of type session") }
+        return VerificationSession(sessionInfo: (answer["session"] as? String).map(Secret.init), hint: hint)
+    }
+
+    public func finalizeSignIn(session: VerificationSession, code: Secret, pending: PendingCredential) async throws(SecondFactorError)
+        -> SignInTokens
+    {
+        var request: [String: Any] = [
+            "type": "finalize", "pending": pending.value.exposedValue, "hint": ["id": session.hint.id, "kind": session.hint.kind.rawValue],
+            "code": code.exposedValue,
+        ]
+        if let sessionInfo = session.sessionInfo { request["session"] = sessionInfo.exposedValue }
+        return try tokens(try await exchange(request))
+    }
+
+    public func startPhoneEnrollment(phoneNumber: String, idToken: Secret) async throws(SecondFactorError) -> Secret {
+        let answer = try await exchange(["type": "enroll_start", "id_token": idToken.exposedValue, "phone_number": phoneNumber])
+        guard answer["type"] as? String == "session", let session = answer["session"] as? String else {
+            throw protocolError("expected an answer of type session with a \"session\" string")
+        }
+        return Secret(session)
+    }
+
+    public func finalizePhoneEnrollment(sessionInfo: Secret, code: Secret, displayName: String?, idToken: Secret)
+        async throws(SecondFactorError) -> SignInTokens
+    {
+        var request: [String: Any] = [
+            "type": "enroll_finalize", "id_token": idToken.exposedValue, "session": sessionInfo.exposedValue, "code": code.exposedValue,
+        ]
+        if let displayName { request["display_name"] = displayName }
+        return try tokens(try await exchange(request))
+    }
+
+    public func refresh(_ refreshToken: Secret) async throws(SecondFactorError) -> SignInTokens {
+        try tokens(try await exchange(["type": "refresh", "refresh_token": refreshToken.exposedValue]))
+    }
+
+    // MARK: - Answers
+
+    private func tokens(_ answer: [String: Any]) throws(SecondFactorError) -> SignInTokens {
+        guard answer["type"] as? String == "tokens", let idToken = answer["id_token"] as? String, !idToken.isEmpty else {
+            throw protocolError("expected an answer of type tokens with an \"id_token\" string")
+        }
+        var account: ReportedAccount?
+        if let object = answer["account"] as? [String: Any] {
+            guard let issuer = object["issuer"] as? String, let subject = object["subject"] as? String, !subject.isEmpty else {
+                throw protocolError("\"account\" needs \"issuer\" and \"subject\" strings")
+            }
+            account = ReportedAccount(
+                issuer: issuer, subject: subject, displayName: object["display_name"] as? String,
+                secondFactor: answer["second_factor"] as? String)
+        }
+        let expiresIn = (answer["expires_in"] as? NSNumber).map(\.intValue)
+        return SignInTokens(
+            idToken: Secret(idToken), refreshToken: (answer["refresh_token"] as? String).map(Secret.init), expiresIn: expiresIn,
+            reportedAccount: account)
+    }
+
+    private func hint(_ object: [String: Any]) throws(SecondFactorError) -> SecondFactorHint {
+        guard let id = object["id"] as? String, let kindName = object["kind"] as? String,
+            let kind = SecondFactorHint.Kind(rawValue: kindName)
+        else { throw protocolError("every hint needs an \"id\" and a \"kind\" of phone or totp") }
+        // A plugin may hand over a full number: SecondFactorHint masks it.
+        return SecondFactorHint(
+            id: id, kind: kind, displayName: object["display_name"] as? String, phoneNumber: object["phone_number"] as? String)
+    }
+
+    /// The typed error for a plugin's `{"type": "error", "code": …}`.
+    static func error(code: String, message: String) -> SecondFactorError {
+        switch code {
+        case "wrong_code": return .wrongCode
+        case "code_expired": return .codeExpired(code: "code_expired")
+        case "too_many_attempts": return .tooManyAttempts
+        case "quota_exceeded": return .quotaExceeded
+        case "restart": return .pendingCredentialInvalid(code: "restart")
+        case "invalid_credentials": return .invalidCredentials(code: "invalid_credentials")
+        case "user_disabled": return .userDisabled
+        case "unverified_email": return .unverifiedEmail
+        case "session_ended": return .sessionEnded(code: "session_ended")
+        default: return .server(backend: "the MFA plugin", code: code, message: message)
+        }
+    }
+
+    private func protocolError(_ reason: String) -> SecondFactorError {
+        .plugin(path: path, reason: "broke the protocol: \(reason) (see latchkey-mfa-plugin(7))")
+    }
+
+    // MARK: - Running the program
+
+    /// One request, one answer; a plugin's error answer is thrown as its typed error.
+    private func exchange(_ request: [String: Any]) async throws(SecondFactorError) -> [String: Any] {
+        var message = request
+        message["version"] = Self.protocolVersion
+        message["provider"] = provider
+        guard let line = try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys]) else {
+            throw protocolError("the request could not be encoded")
+        }
+        let output = try await run(input: Array(line) + [UInt8(ascii: "\n")])
+        guard let firstLine = output.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).first,
+            let answer = try? JSONSerialization.jsonObject(with: Data(firstLine)) as? [String: Any]
+        else { throw protocolError("the answer is not one line holding a JSON object") }
+        if answer["type"] as? String == "error" {
+            throw Self.error(code: answer["code"] as? String ?? "unknown", message: answer["message"] as? String ?? "")
+        }
+        return answer
+    }
+
+    private func run(input: [UInt8]) async throws(SecondFactorError) -> [UInt8] {
+        try checkProgram()
+        let path = self.path
+        let timeout = self.timeout
+        let result: Result<[UInt8], SecondFactorError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Self.runBlocking(path: path, input: input, timeout: timeout))
+            }
+        }
+        return try result.get()
+    }
+
+    /// The program must be an executable file that only its owner (or root) can change.
+    private func checkProgram() throws(SecondFactorError) {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+            throw .plugin(path: path, reason: "does not exist")
+        }
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+        guard FileManager.default.isExecutableFile(atPath: path) else { throw .plugin(path: path, reason: "is not executable") }
+        guard mode & 0o022 == 0 else {
+            throw .plugin(path: path, reason: "is writable by other users (mode \(String(mode, radix: 8))); run chmod go-w on it")
+        }
+    }
+
+    private static func runBlocking(path: String, input: [UInt8], timeout: TimeInterval) -> Result<[UInt8], SecondFactorError> {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = []
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle.standardError
+        do {
+            try process.run()
+        } catch {
+            return .failure(.plugin(path: path, reason: "cannot be started: \(TerminalText.sanitized("\(error)", maxLength: 200))"))
+        }
+        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+        defer { killer.cancel() }
+        try? stdin.fileHandleForWriting.write(contentsOf: input)
+        try? stdin.fileHandleForWriting.close()
+        var output: [UInt8] = []
+        while let chunk = try? stdout.fileHandleForReading.read(upToCount: 65_536), !chunk.isEmpty {
+            output += chunk
+            if output.count > responseLimit {
+                process.terminate()
+                process.waitUntilExit()
+                return .failure(.plugin(path: path, reason: "answered with more than \(responseLimit / 1024) KiB"))
+            }
+        }
+        process.waitUntilExit()
+        if process.terminationReason == .uncaughtSignal {
+            return .failure(.plugin(path: path, reason: "did not answer within \(Int(timeout)) s or was killed"))
+        }
+        if output.isEmpty {
+            return .failure(.plugin(path: path, reason: "exited with status \(process.terminationStatus) without answering"))
+        }
+        return .success(output)
+    }
+}

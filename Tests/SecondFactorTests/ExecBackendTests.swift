@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+@testable import LatchkeyCore
+
+/// The exec backend end to end with `examples/mfa-plugin/latchkey-mfa-demo`. Serialized: the
+/// plugin finds its state directory through the process environment.
+@Suite("The exec plugin backend with the example plugin", .serialized)
+struct ExecBackendTests {
+    static let plugin = Fixture.repositoryRoot.appendingPathComponent("examples/mfa-plugin/latchkey-mfa-demo").path
+    static let directory: String = {
+        let path = NSTemporaryDirectory() + "latchkey-mfa-demo-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        setenv("LATCHKEY_MFA_DEMO_DIR", path, 1)
+        return path
+    }()
+
+    static func harness() async throws -> EmulatorHarness {
+        _ = directory
+        var harness = try await EmulatorHarness.start()
+        let provider = Provider.firebase(
+            name: "demo", displayName: "Demo", settings: Provider.Firebase(apiKey: "", projectID: "", mfaBackend: .exec(path: plugin)),
+            sourceFile: "/tmp/demo.toml")
+        harness = EmulatorHarness(
+            emulator: harness.emulator, provider: provider,
+            service: AccountService(
+                catalog: ProviderCatalog(providers: [provider], errors: []), keystore: harness.keystore,
+                engine: SignInEngine(transport: LiveHTTPTransport())),
+            keystore: harness.keystore, directory: harness.directory)
+        return harness
+    }
+
+    /// The code the plugin "sent" for `session`, read from its outbox.
+    static func code(for session: VerificationSession) -> Secret? {
+        let outbox = (try? String(contentsOfFile: directory + "/outbox", encoding: .utf8)) ?? ""
+        let line = outbox.split(separator: "\n").last { $0.hasSuffix(" " + (session.sessionInfo?.exposedValue ?? "-")) }
+        return line.map { Secret(String($0.split(separator: " ")[1])) }
+    }
+
+    @Test("a sign-in through the plugin masks its full numbers, retries a wrong code and stores the reported account")
+    func signIn() async throws {
+        let harness = try await Self.harness()
+        defer { Task { await harness.stop() } }
+        let person = ScriptedPerson(.password("bob"), choose: { $0.last }) { session, attempt in
+            attempt == 1 ? .code(Secret("not-a-code")) : Self.code(for: session).map(CodeAnswer.code) ?? .cancel
+        }
+        let (record, _) = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+        #expect(person.log.hintsShown.first?.map(\.phoneNumber) == ["+*******0100", "+********0123"])
+        #expect(person.log.problems == [nil, .wrongCode])
+        #expect(record.issuer == "urn:latchkey:mfa-demo")
+        #expect(record.subject == "demo-bob")
+        #expect(record.secondFactor == "phone")
+
+        let refreshed = try await harness.service.refreshSecondFactorAccount(record, provider: harness.provider)
+        #expect(refreshed.subject == "demo-bob")
+        #expect(refreshed.refreshToken != record.refreshToken)
+        #expect(refreshed.secondFactor == "phone")
+    }
+
+    @Test("plugin errors arrive typed: wrong password, and a pending credential it no longer knows")
+    func errors() async throws {
+        let backend = ExecBackend(path: Self.plugin, provider: "demo")
+        _ = Self.directory
+        await #expect(throws: SecondFactorError.invalidCredentials(code: "invalid_credentials")) {
+            try await backend.signIn(.password(email: "bob@example.com", password: Secret("nope")))
+        }
+        let hint = SecondFactorHint(id: "work", kind: .phone, displayName: nil, phoneNumber: nil)
+        await #expect(throws: SecondFactorError.pendingCredentialInvalid(code: "restart")) {
+            try await backend.startSignIn(hint: hint, pending: PendingCredential(Secret("forged")))
+        }
+    }
+
+    @Test("a program that is missing or writable by others is refused before it runs")
+    func unsafeProgram() async throws {
+        let missing = ExecBackend(path: "/nonexistent/plugin", provider: "demo")
+        await #expect(throws: SecondFactorError.plugin(path: "/nonexistent/plugin", reason: "does not exist")) {
+            try await missing.refresh(Secret("x"))
+        }
+        let path = NSTemporaryDirectory() + "latchkey-unsafe-plugin-" + UUID().uuidString
+        try Data("#!/bin/sh\necho '{}'\n".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: path)
+        do {
+            _ = try await ExecBackend(path: path, provider: "demo").refresh(Secret("x"))
+            Issue.record("a world-writable plugin was run")
+        } catch {
+            #expect(error.description.contains("writable by other users"))
+        }
+    }
+}
