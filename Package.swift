@@ -14,6 +14,8 @@ let package = Package(
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
         .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
+        .executable(name: "latchkey-emulator", targets: ["latchkey-emulator"]),
+        .library(name: "IdentityToolkitEmulator", targets: ["IdentityToolkitEmulator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -65,6 +67,32 @@ let package = Package(
             dependencies: ["LatchkeyCore"],
             swiftSettings: strictSettings
         ),
+        // A loopback emulator of the Firebase Auth / Identity Platform REST endpoints (second factor).
+        .target(
+            name: "IdentityToolkitEmulator",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Thin executable serving the emulator on a loopback port.
+        .executableTarget(
+            name: "latchkey-emulator",
+            dependencies: ["IdentityToolkitEmulator"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SecondFactorTests",
+            dependencies: ["LatchkeyCore", "IdentityToolkitEmulator"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "LatchkeyTUITests", dependencies: ["LatchkeyTUI", "CNcursesw", "LatchkeyCore"], swiftSettings: strictSettings),
         .testTarget(
             name: "LatchkeyCoreTests",
             dependencies: ["LatchkeyCore"],

@@ -1,1 +1,2 @@
-#include "include/cncursesw_shim.h"
+// SwiftPM needs one source file per C target; everything lives in the header as static inline.
+#include "cncursesw_shim.h"

@@ -1,0 +1,81 @@
+public import Foundation
+public import LatchkeyCore
+
+/// One account as the screen knows it: who, where and until when. Never a token.
+public struct AccountSummary: Sendable, Equatable {
+    /// The account's identity, the same triple `AccountRecord.isSameAccount` compares.
+    public struct ID: Sendable, Hashable {
+        public var provider: String
+        public var issuer: String
+        public var subject: String
+
+        public init(provider: String, issuer: String, subject: String) {
+            self.provider = provider
+            self.issuer = issuer
+            self.subject = subject
+        }
+    }
+
+    public var id: ID
+    public var displayName: String?
+    public var expiresAt: Date?
+    public var scopes: [String]
+    public var hasRefreshToken: Bool
+    public var secondFactor: String?
+    public var lastError: String?
+
+    public init(
+        id: ID, displayName: String?, expiresAt: Date?, scopes: [String], hasRefreshToken: Bool, secondFactor: String? = nil,
+        lastError: String? = nil
+    ) {
+        self.id = id
+        self.displayName = displayName
+        self.expiresAt = expiresAt
+        self.scopes = scopes
+        self.hasRefreshToken = hasRefreshToken
+        self.secondFactor = secondFactor
+        self.lastError = lastError
+    }
+
+    /// The record's identity and expiry; its tokens stay behind.
+    public init(_ record: AccountRecord) {
+        self.init(
+            id: ID(provider: record.provider, issuer: record.issuer, subject: record.subject), displayName: record.displayName,
+            expiresAt: record.expiresAt, scopes: record.scopes, hasRefreshToken: record.refreshToken != nil,
+            secondFactor: record.secondFactor, lastError: record.lastError)
+    }
+
+    /// What a person calls the account: its display name (usually the email), else its subject.
+    public var label: String { displayName ?? id.subject }
+
+    /// Names exactly this account for `AccountService` (the subject is unique at a provider).
+    public var selector: AccountSelector { AccountSelector(provider: id.provider, account: id.subject) }
+}
+
+/// One configured provider as the screen shows it.
+public struct ProviderSummary: Sendable, Equatable {
+    public var name: String
+    public var displayName: String
+    public var issuer: String?
+    public var redirectURITemplate: String
+    public var scopes: [String]
+    public var redirectMode: Provider.RedirectMode
+
+    public init(
+        name: String, displayName: String, issuer: String?, redirectURITemplate: String, scopes: [String],
+        redirectMode: Provider.RedirectMode
+    ) {
+        self.name = name
+        self.displayName = displayName
+        self.issuer = issuer
+        self.redirectURITemplate = redirectURITemplate
+        self.scopes = scopes
+        self.redirectMode = redirectMode
+    }
+
+    public init(_ provider: Provider) {
+        self.init(
+            name: provider.name, displayName: provider.displayName, issuer: provider.issuer,
+            redirectURITemplate: provider.redirectURITemplate, scopes: provider.scopes, redirectMode: provider.redirectMode)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import LatchkeyCore
+
+/// Does the work `AppState` asks for. Network and keystore work runs in detached tasks (never on
+/// the terminal's thread, which is busy in the loop) and reports back through the inbox.
+final class EffectRunner {
+    private let inbox: Inbox
+    private let service: AccountService
+    private let browser: BrowserLauncher
+    private let typedPassphrase: TypedPassphrase?
+    private let vaultPath: String
+    private let driver: any TerminalDriver
+    private var signIn: Task<Void, Never>?
+    private var tasks: [Task<Void, Never>] = []
+
+    init(
+        inbox: Inbox, service: AccountService, browser: BrowserLauncher, typedPassphrase: TypedPassphrase?, vaultPath: String,
+        driver: any TerminalDriver
+    ) {
+        self.inbox = inbox
+        self.service = service
+        self.browser = browser
+        self.typedPassphrase = typedPassphrase
+        self.vaultPath = vaultPath
+        self.driver = driver
+    }
+
+    /// The first thing the screen does: ask for the passphrase when the vault needs one, else read it.
+    func start() {
+        if typedPassphrase != nil && !FileManager.default.fileExists(atPath: vaultPath) {
+            inbox.post(.unlockNeeded(UnlockPrompt(vaultPath: vaultPath, creating: true)))
+        } else {
+            loadAccounts()
+        }
+    }
+
+    func perform(_ effect: Effect) {
+        switch effect {
+        case .unlock(let passphrase):
+            typedPassphrase?.set(passphrase)
+            loadAccounts()
+        case .loadAccounts:
+            loadAccounts()
+        case .startSignIn(let name):
+            startSignIn(name)
+        case .cancelSignIn:
+            signIn?.cancel()
+            signIn = nil
+        case .refresh(let selector):
+            spawn { [service] inbox in
+                do {
+                    inbox.post(.accountUpdated(AccountSummary(try await service.refresh(selector))))
+                } catch {
+                    inbox.post(.refreshFailed(Self.id(of: selector, in: try? await service.keystore.records()), Self.describe(error)))
+                }
+            }
+        case .signOut(let selector):
+            spawn { [service] inbox in
+                do {
+                    let outcome = try await service.signOut(selector)
+                    let note: String
+                    switch outcome.1 {
+                    case .success: note = "Its tokens were revoked at the provider."
+                    case .failure(let error): note = "Revocation failed (\(Self.describe(error))); the tokens were deleted here."
+                    }
+                    inbox.post(.signedOut(AccountSummary(outcome.0).id, note: note))
+                } catch {
+                    inbox.post(.signOutFailed(Self.id(of: selector, in: try? await service.keystore.records()), Self.describe(error)))
+                }
+            }
+        case .copyToken(let selector):
+            spawn { [service] inbox in
+                do {
+                    let token = try await service.validToken(for: selector, minimumLifetime: 30, idToken: false)
+                    let record = try await selector.select(from: service.keystore.records())
+                    inbox.post(.tokenReady(AccountSummary(record).id, token))
+                } catch {
+                    inbox.post(.failed("Copy failed: \(Self.describe(error))"))
+                }
+            }
+        case .writeClipboard(let token):
+            driver.writeControlSequence(Painter.clipboard(token.exposedValue))
+        case .beep:
+            driver.beep()
+        case .quit:
+            break
+        }
+    }
+
+    /// Stops everything still running (the screen is closing).
+    func cancelAll() {
+        signIn?.cancel()
+        for task in tasks { task.cancel() }
+    }
+
+    // MARK: - Work
+
+    private func loadAccounts() {
+        spawn { [service, typedPassphrase, vaultPath] inbox in
+            do throws(KeystoreError) {
+                let records = try await service.keystore.records()
+                inbox.post(.accountsLoaded(records.map(AccountSummary.init), backend: service.keystore.backendName))
+            } catch .locked where typedPassphrase != nil {
+                inbox.post(.unlockNeeded(UnlockPrompt(vaultPath: vaultPath, creating: false)))
+            } catch .wrongPassphrase where typedPassphrase != nil {
+                inbox.post(.unlockFailed("Wrong passphrase; try again."))
+            } catch {
+                inbox.post(.failed(error.description))
+            }
+        }
+    }
+
+    private func startSignIn(_ name: String) {
+        signIn?.cancel()
+        let (service, browser, inbox) = (service, browser, inbox)
+        signIn = Task.detached {
+            await EffectRunner.signIn(to: name, service: service, browser: browser, inbox: inbox)
+        }
+    }
+
+    private static func signIn(to name: String, service: AccountService, browser: BrowserLauncher, inbox: Inbox) async {
+        let event: SignInProgress
+        do {
+            let provider: Provider = try service.catalog.provider(named: name)
+            let signedIn = try await service.signIn(
+                provider: provider, mode: provider.redirectMode, interaction: ScreenInteraction(inbox: inbox), browser: browser)
+            event = .finished(AccountSummary(signedIn.0), added: signedIn.1 == .added)
+        } catch {
+            event = Task.isCancelled ? .cancelled : .failed(provider: name, message: describe(error))
+        }
+        inbox.post(.signIn(event))
+    }
+
+    private func spawn(_ work: @escaping @Sendable (Inbox) async -> Void) {
+        tasks.removeAll { $0.isCancelled }
+        let inbox = inbox
+        tasks.append(Task.detached { await work(inbox) })
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        (error as? any LatchkeyError)?.description ?? String(describing: error)
+    }
+
+    /// The account a selector named, for reporting a failure on its row.
+    private static func id(of selector: AccountSelector, in records: [AccountRecord]?) -> AccountSummary.ID {
+        if let records, let record = try? selector.select(from: records) { return AccountSummary(record).id }
+        return AccountSummary.ID(provider: selector.provider, issuer: "", subject: selector.account ?? "")
+    }
+}

@@ -1,0 +1,382 @@
+import Foundation
+import LatchkeyCore
+
+/// Turns the state into a frame for a size. Pure: the same state and size give the same frame.
+///
+/// Every string that came from a server or a provider file passes `TerminalText.sanitized` here,
+/// so an escape sequence in an error description is drawn as inert `\x1B` text.
+public enum Renderer {
+    static let spinner = Array("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+
+    public static func render(_ state: AppState) -> Frame {
+        let size = state.size
+        guard size.isLargeEnough else { return tooSmall(size) }
+        var lines: [[Frame.Span]] = [header(state, width: size.columns)]
+        var links: [Frame.Hyperlink] = []
+        let bodyHeight = size.rows - 3
+        var body: [[Frame.Span]]
+        switch state.mode {
+        case .unlock(let prompt): body = unlock(prompt, width: size.columns)
+        case .help: body = help(width: size.columns)
+        case .signIn(let screen):
+            (body, links) = signIn(screen, state: state, width: size.columns, height: bodyHeight, firstRow: 1)
+        case .list, .confirmSignOut: body = list(state, width: size.columns, height: bodyHeight)
+        }
+        body = Array(body.prefix(bodyHeight))
+        while body.count < bodyHeight { body.append(blank(size.columns)) }
+        lines += body
+        lines.append(messageLine(state, width: size.columns))
+        lines.append(footer(state, width: size.columns))
+        return Frame(size: size, lines: lines, links: links)
+    }
+
+    static func safe(_ text: String) -> String { TerminalText.sanitized(text, maxLength: 500) }
+
+    private static func blank(_ width: Int) -> [Frame.Span] { [Frame.Span(String(repeating: " ", count: width))] }
+
+    private static func line(_ width: Int, _ build: (inout LineBuilder) -> Void) -> [Frame.Span] {
+        var builder = LineBuilder(width: width)
+        build(&builder)
+        builder.fill()
+        return builder.spans
+    }
+
+    // MARK: - Too small
+
+    static func tooSmall(_ size: TerminalSize) -> Frame {
+        let width = max(size.columns, 0)
+        let texts = ["Make the window larger", "(at least \(TerminalSize.minimum), now \(size))"]
+        var lines = Array(repeating: blank(width), count: max(size.rows, 0))
+        for (offset, text) in texts.enumerated() {
+            let row = size.rows / 2 - 1 + offset
+            guard row >= 0, row < lines.count, width > 0 else { continue }
+            let cut = DisplayWidth.truncated(text, to: width)
+            let pad = max(0, (width - DisplayWidth.of(cut)) / 2)
+            lines[row] = line(width) { $0.append(String(repeating: " ", count: pad) + cut, offset == 0 ? .warning : .normal) }
+        }
+        return Frame(size: size, lines: lines)
+    }
+
+    // MARK: - Header, message, footer
+
+    static func header(_ state: AppState, width: Int) -> [Frame.Span] {
+        var vault: String
+        if case .unlock = state.mode {
+            vault = "vault locked"
+        } else if let unlockedAt = state.unlockedAt {
+            vault = "\(state.keystoreBackend) unlocked \(TimeText.short(state.now.timeIntervalSince(unlockedAt)))"
+        } else {
+            vault = "\(state.keystoreBackend): opening…"
+        }
+        let count = state.accounts.count
+        let right = "\(count) account\(count == 1 ? "" : "s")  \(vault) "
+        return line(width) { builder in
+            let left = " Latchkey"
+            builder.append(left, .header)
+            let gap = max(1, width - DisplayWidth.of(left) - DisplayWidth.of(right))
+            builder.append(String(repeating: " ", count: gap), .header)
+            builder.append(right, .header)
+            builder.fill(.header)
+        }
+    }
+
+    static func messageLine(_ state: AppState, width: Int) -> [Frame.Span] {
+        line(width) { builder in
+            if case .confirmSignOut(let id) = state.mode {
+                let label = safe(state.account(id)?.label ?? id.subject)
+                let provider = safe(state.provider(named: id.provider)?.displayName ?? id.provider)
+                builder.append(" Sign out \(label) at \(provider) and revoke its tokens? y/n", .warning)
+            } else if state.isEditingFilter || !state.filter.isEmpty {
+                builder.append(" / ", .accent)
+                builder.append(safe(state.filter) + (state.isEditingFilter ? "▏" : ""))
+            } else if let message = state.message {
+                builder.append(" " + safe(message.text), message.isError ? .error : .good)
+            }
+        }
+    }
+
+    static func footer(_ state: AppState, width: Int) -> [Frame.Span] {
+        var keys: [String]
+        switch state.mode {
+        case .unlock: keys = ["⏎ unlock", "Esc quit"]
+        case .help: keys = ["any key: back"]
+        case .confirmSignOut: keys = ["y sign out", "n keep"]
+        case .signIn: keys = ["Esc cancel"]
+        case .list:
+            if state.isEditingFilter {
+                keys = ["type to filter", "⏎ keep", "Esc clear"]
+            } else {
+                let enter = state.selectedAccount == nil ? "⏎ sign in" : "⏎ add account"
+                keys = ["↑↓ move", enter, "r refresh", "x sign out", "c copy token", "/ filter", "? help", "q quit"]
+            }
+        }
+        // Keys that do not fit are left out from the middle: how to quit and get help always show.
+        let separator = "  "
+        while keys.count > 2 && DisplayWidth.of(" " + keys.joined(separator: separator)) > width {
+            keys.remove(at: keys.count - 3)
+        }
+        return line(width) { $0.append(" " + keys.joined(separator: separator), .dim) }
+    }
+
+    // MARK: - List and detail
+
+    /// Column widths for the list; the backend column goes first when the window is narrow.
+    struct Columns {
+        var name, status, expires, backend: Int
+
+        init(width: Int) {
+            status = 13
+            expires = 10
+            backend = width >= 64 ? 8 : 0
+            name = width - 1 - status - expires - backend
+        }
+    }
+
+    static func list(_ state: AppState, width: Int, height: Int) -> [[Frame.Span]] {
+        let detailHeight = min(9, max(3, height / 2))
+        let listHeight = height - detailHeight - 1
+        let columns = Columns(width: width)
+        var lines: [[Frame.Span]] = []
+        lines.append(
+            line(width) { builder in
+                builder.append(" " + DisplayWidth.fitted("PROVIDER / ACCOUNT", to: columns.name), .dim)
+                builder.append(DisplayWidth.fitted("STATUS", to: columns.status), .dim)
+                builder.append(DisplayWidth.fitted("EXPIRES", to: columns.expires), .dim)
+                if columns.backend > 0 { builder.append("STORE", .dim) }
+            })
+        let rows = state.rows
+        if rows.isEmpty {
+            lines.append(
+                line(width) {
+                    $0.append(
+                        state.providers.isEmpty
+                            ? " No providers configured: add a file to providers.d (see latchkey-providers(5))."
+                            : " Nothing matches the filter.", .dim)
+                })
+        }
+        let selectedIndex = state.selectedIndex ?? 0
+        let visible = max(listHeight - 1, 1)
+        let first = max(0, min(selectedIndex - visible + 1, rows.count - visible))
+        for index in rows.indices.dropFirst(first).prefix(visible) {
+            lines.append(row(rows[index], state: state, columns: columns, width: width, selected: index == selectedIndex))
+        }
+        while lines.count < listHeight { lines.append(blank(width)) }
+        lines.append(line(width) { $0.append(String(repeating: "─", count: width), .dim) })
+        lines += detail(state, width: width).prefix(detailHeight)
+        return lines
+    }
+
+    static func row(_ row: AppState.Row, state: AppState, columns: Columns, width: Int, selected: Bool) -> [Frame.Span] {
+        line(width) { builder in
+            var name: String
+            var status = ""
+            var statusStyle = TextStyle.normal
+            var expires = ""
+            var backend = ""
+            switch row {
+            case .provider(let providerName):
+                let provider = state.provider(named: providerName)
+                name = " \(safe(provider?.displayName ?? providerName)) (\(safe(providerName)))"
+                let count = state.accounts.filter { $0.id.provider == providerName }.count
+                if state.providerErrors[providerName] != nil {
+                    status = "error"
+                    statusStyle = .error
+                } else {
+                    status = count == 0 ? "signed out" : "\(count) account\(count == 1 ? "" : "s")"
+                    statusStyle = count == 0 ? .dim : .normal
+                }
+            case .account(let id):
+                let account = state.account(id)
+                name = "   " + safe(account?.label ?? id.subject)
+                if let account {
+                    let accountStatus = state.status(of: account)
+                    status = accountStatus.label
+                    switch accountStatus {
+                    case .signedIn: statusStyle = .good
+                    case .expired, .refreshing, .signingOut: statusStyle = .warning
+                    case .error: statusStyle = .error
+                    }
+                    expires = account.expiresAt.map { TimeText.countdown($0.timeIntervalSince(state.now)) } ?? "no expiry"
+                    backend = state.keystoreBackend
+                }
+            }
+            let base: TextStyle = selected ? .selected : .normal
+            builder.append(DisplayWidth.fitted(name, to: columns.name + 1), selected ? .selected : .accentIfProvider(row))
+            builder.append(DisplayWidth.fitted(status, to: columns.status), selected ? .selected : statusStyle)
+            builder.append(DisplayWidth.fitted(expires, to: columns.expires), base)
+            if columns.backend > 0 { builder.append(DisplayWidth.fitted(safe(backend), to: columns.backend), base) }
+            builder.fill(base)
+        }
+    }
+
+    static func detail(_ state: AppState, width: Int) -> [[Frame.Span]] {
+        var fields: [(String, String, TextStyle)] = []
+        if let account = state.selectedAccount {
+            let provider = state.provider(named: account.id.provider)
+            fields.append(
+                ("Account", safe(account.label) + (account.displayName == nil ? "" : "  (sub \(safe(account.id.subject)))"), .normal))
+            fields.append(("Issuer", safe(account.id.issuer), .normal))
+            fields.append(("Redirect URI", provider.map { safe($0.redirectURITemplate) } ?? "—", .normal))
+            fields.append(("Scopes", safe(account.scopes.joined(separator: " ")), .normal))
+            if let expiresAt = account.expiresAt {
+                let left = expiresAt.timeIntervalSince(state.now)
+                let when = TimeText.timestamp(expiresAt)
+                fields.append(
+                    ("Expires", left > 0 ? "\(when) (in \(TimeText.short(left)))" : "\(when) (expired)", left > 0 ? .normal : .warning))
+            } else {
+                fields.append(("Expires", "not given by the provider", .normal))
+            }
+            fields.append(("Refresh token", account.hasRefreshToken ? "yes" : "no", .normal))
+            fields.append(("Second factor", account.secondFactor.map(safe) ?? "none", .normal))
+            if case .error(let reason) = state.status(of: account) {
+                fields.append(("Last error", safe(reason), .error))
+            } else {
+                fields.append(("Last error", "none", .normal))
+            }
+        } else if let provider = state.selectedProvider {
+            fields.append(("Provider", "\(safe(provider.displayName)) (\(safe(provider.name)))", .normal))
+            fields.append(("Issuer", provider.issuer.map(safe) ?? "— (OAuth 2.0, endpoints from the file)", .normal))
+            fields.append(("Redirect URI", safe(provider.redirectURITemplate), .normal))
+            fields.append(("Scopes", safe(provider.scopes.joined(separator: " ")), .normal))
+            fields.append(("Sign-in", provider.redirectMode.rawValue, .normal))
+            if let reason = state.providerErrors[provider.name] { fields.append(("Last error", safe(reason), .error)) }
+        }
+        return fields.map { label, value, style in
+            line(width) { builder in
+                builder.append(" " + DisplayWidth.fitted(label, to: 15), .dim)
+                builder.append(value, style)
+            }
+        }
+    }
+
+    // MARK: - Flow screens
+
+    static func signIn(_ screen: SignInScreen, state: AppState, width: Int, height: Int, firstRow: Int)
+        -> ([[Frame.Span]], [Frame.Hyperlink])
+    {
+        let name = safe(state.provider(named: screen.provider)?.displayName ?? screen.provider)
+        let spin = String(spinner[state.spinnerStep % spinner.count])
+        var lines: [[Frame.Span]] = [blank(width), line(width) { $0.append(" Sign in to \(name)", .accent) }, blank(width)]
+        var links: [Frame.Hyperlink] = []
+        if let userCode = screen.userCode, let uri = screen.verificationURI {
+            let left = screen.deviceExpiresAt.map { TimeText.short($0.timeIntervalSince(state.now)) } ?? "?"
+            lines.append(line(width) { $0.append(" \(spin) Waiting for you to approve (code expires in \(left))") })
+            lines.append(blank(width))
+            lines.append(line(width) { $0.append(" On any device, open \(safe(uri))") })
+            lines.append(
+                line(width) {
+                    $0.append(" and enter the code  "); $0.append(safe(userCode), .accent)
+                })
+            return (lines, links)
+        }
+        guard let url = screen.authorizationURL else {
+            lines.append(line(width) { $0.append(" \(spin) Contacting the provider…") })
+            return (lines, links)
+        }
+        if let problem = screen.browserProblem {
+            lines.append(line(width) { $0.append(" No browser could be opened: \(safe(problem))", .warning) })
+            lines.append(line(width) { $0.append(" \(spin) Open this address in a browser on this machine:") })
+        } else {
+            lines.append(line(width) { $0.append(" \(spin) Opening your browser… waiting for it to come back.") })
+            lines.append(line(width) { $0.append(" If no browser opened, open this address:") })
+        }
+        lines.append(blank(width))
+        // The address is drawn whole, wrapped at the window's edge with nothing beside it, and each
+        // piece carries the same OSC 8 link, so clicking or copying any piece yields the full URL.
+        let address = safe(url.absoluteString)
+        let reserved = 5
+        let pieces = DisplayWidth.wrapped(address, to: width)
+        let shown = max(1, height - lines.count - reserved)
+        for piece in pieces.prefix(shown) {
+            links.append(Frame.Hyperlink(row: firstRow + lines.count, column: 0, text: piece, url: address))
+            lines.append(line(width) { $0.append(piece, .link) })
+        }
+        if pieces.count > shown {
+            lines.append(line(width) { $0.append(" … the address continues: make the window larger to see it whole", .dim) })
+        }
+        lines.append(blank(width))
+        if let redirectURI = screen.redirectURI, !screen.listeningOn.isEmpty {
+            lines.append(line(width) { $0.append(" Listening on \(screen.listeningOn.map(safe).joined(separator: " and "))") })
+            lines.append(line(width) { $0.append(" for \(safe(redirectURI))", .dim) })
+        }
+        return (lines, links)
+    }
+
+    static func unlock(_ prompt: UnlockPrompt, width: Int) -> [[Frame.Span]] {
+        var lines: [[Frame.Span]] = [blank(width)]
+        if prompt.creating {
+            lines.append(line(width) { $0.append(" Creating the encrypted vault \(safe(prompt.vaultPath))", .accent) })
+        } else {
+            lines.append(line(width) { $0.append(" The vault \(safe(prompt.vaultPath)) is locked.", .accent) })
+        }
+        lines.append(blank(width))
+        lines.append(
+            line(width) { builder in
+                builder.append(" \(prompt.prompt): ")
+                builder.append(String(repeating: "•", count: min(prompt.typedCount, 64)) + "▏")
+            })
+        if let error = prompt.error {
+            lines.append(blank(width))
+            lines.append(line(width) { $0.append(" " + safe(error), .error) })
+        }
+        return lines
+    }
+
+    static func help(width: Int) -> [[Frame.Span]] {
+        let keys: [(String, String)] = [
+            ("↑ ↓  j k", "move between providers and accounts"),
+            ("Enter", "sign in (on an account row: add another account)"),
+            ("r", "refresh the token now"),
+            ("x", "sign out (asks first; revokes at the provider)"),
+            ("c", "copy the access token to the clipboard (OSC 52)"),
+            ("/", "filter by name; Esc clears"),
+            ("?", "this help"),
+            ("q", "quit"),
+        ]
+        var lines: [[Frame.Span]] = [blank(width), line(width) { $0.append(" Keys", .accent) }, blank(width)]
+        for (key, meaning) in keys {
+            lines.append(
+                line(width) { builder in
+                    builder.append(" " + DisplayWidth.fitted(key, to: 12), .accent)
+                    builder.append(meaning)
+                })
+        }
+        lines.append(blank(width))
+        lines.append(line(width) { $0.append(" Tokens are refreshed a minute before they expire while this screen is open.", .dim) })
+        return lines
+    }
+}
+
+extension TextStyle {
+    fileprivate static func accentIfProvider(_ row: AppState.Row) -> TextStyle {
+        if case .provider = row { return .accent }
+        return .normal
+    }
+}
+
+/// Short human durations for countdowns.
+enum TimeText {
+    /// `59:07` under an hour, `3h 05m` above, `expired` at or below zero.
+    static func countdown(_ seconds: TimeInterval) -> String {
+        guard seconds > 0 else { return "expired" }
+        let total = Int(seconds.rounded(.down))
+        if total >= 3600 { return "\(total / 3600)h \(twoDigits(total % 3600 / 60))m" }
+        return "\(twoDigits(total / 60)):\(twoDigits(total % 60))"
+    }
+
+    /// `45s`, `12m 03s`, `2h 10m`.
+    static func short(_ seconds: TimeInterval) -> String {
+        let total = max(0, Int(seconds.rounded(.down)))
+        if total >= 3600 { return "\(total / 3600)h \(twoDigits(total % 3600 / 60))m" }
+        if total >= 60 { return "\(total / 60)m \(twoDigits(total % 60))s" }
+        return "\(total)s"
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+}
