@@ -1,0 +1,141 @@
+"""The full-screen interface (`latchkey screen`) in a real terminal: tmux send-keys / capture-pane."""
+
+import re
+import time
+
+from conftest import ALICE, Latchkey
+from tui_support import colour_codes, screen_command, screen_env, tmux  # noqa: F401 (fixture)
+
+COUNTDOWN = re.compile(r"\b(\d\d):(\d\d)\b")
+
+
+def two_providers(lk: Latchkey, idp_a, idp_b) -> None:
+    lk.add_provider("a", idp_a, display_name="IdP A")
+    lk.add_provider("b", idp_b, display_name="IdP B")
+
+
+def open_screen(tmux, lk: Latchkey, *args: str, **env) -> str:
+    tmux.start(screen_command(*args), screen_env(lk, **env))
+    return tmux.wait_text("q quit")
+
+
+def account_row(text: str) -> str:
+    return next(line for line in text.splitlines() if ALICE in line and "signed in" in line)
+
+
+def test_the_list_shows_both_local_providers_signed_out(tmux, lk, idp_a, idp_b):
+    two_providers(lk, idp_a, idp_b)
+    text = open_screen(tmux, lk)
+    assert "Latchkey" in text.splitlines()[0]
+    for name in ("IdP A (a)", "IdP B (b)"):
+        line = next(line for line in text.splitlines() if name in line)
+        assert "signed out" in line
+    # The detail pane of the first provider shows its own redirect URI (the mix-up defence).
+    assert "http://127.0.0.1:PORT/oauth2redirect/a" in text
+    assert idp_a.issuer in text
+    tmux.send("q")
+    tmux.wait_for(lambda _: tmux.pane_dead(), what="latchkey to exit on q")
+
+
+def test_signing_in_through_the_screen_shows_the_account_and_a_live_countdown(tmux, lk, idp_a, idp_b):
+    two_providers(lk, idp_a, idp_b)
+    open_screen(tmux, lk)
+    tmux.send("Enter")
+    text = tmux.wait_for(lambda t: account_row_or_none(t) is not None, timeout=40, what="alice signed in")
+    first = COUNTDOWN.search(account_row(text).split(ALICE, 1)[1])
+    assert first, account_row(text)
+    assert 55 <= int(first.group(1)) <= 60
+    time.sleep(2.2)
+    later = COUNTDOWN.search(account_row(tmux.capture()).split(ALICE, 1)[1])
+    assert later and later.group(0) != first.group(0), "the countdown moves every second"
+    assert "Signed in to IdP A as alice@example.test" in tmux.capture()
+    # Stored for real: the command line sees the same account.
+    tmux.send("q")
+    tmux.wait_for(lambda _: tmux.pane_dead(), what="exit")
+    (account,) = lk.status()
+    assert account["provider"] == "a" and account["account"] == ALICE
+
+
+def account_row_or_none(text: str):
+    try:
+        return account_row(text)
+    except StopIteration:
+        return None
+
+
+def test_c_copies_the_access_token_with_osc52_and_never_draws_it(tmux, lk, idp_a, idp_b):
+    two_providers(lk, idp_a, idp_b)
+    lk.login("a")
+    token = lk.token("a")
+    open_screen(tmux, lk)
+    tmux.wait_text(ALICE)
+    tmux.send("j")
+    tmux.send("c")
+    tmux.wait_text("Copied the access token")
+    assert tmux.clipboard() == token
+    assert token not in tmux.capture() and token[:16] not in tmux.capture(escapes=True)
+
+
+def test_resizing_to_40x12_and_smaller_and_back_redraws_cleanly(tmux, lk, idp_a, idp_b):
+    two_providers(lk, idp_a, idp_b)
+    open_screen(tmux, lk)
+    tmux.resize(40, 12)
+    text = tmux.wait_for(lambda t: "IdP B" in t and len(t.splitlines()) <= 12, what="the 40x12 layout")
+    assert all(len(line) <= 40 for line in text.splitlines())
+    tmux.resize(39, 11)
+    tmux.wait_text("Make the window larger")
+    tmux.resize(120, 40)
+    text = tmux.wait_for(lambda t: "IdP A (a)" in t and "q quit" in t and "larger" not in t, what="the full layout again")
+    assert "STORE" in text  # the backend column comes back at this width
+
+
+def test_no_color_draws_without_colour_codes(tmux, lk, idp_a, idp_b):
+    two_providers(lk, idp_a, idp_b)
+    open_screen(tmux, lk, NO_COLOR="1")
+    assert colour_codes(tmux.capture(escapes=True)) == []
+    tmux.send("q")
+    tmux.wait_for(lambda _: tmux.pane_dead(), what="exit")
+
+
+def test_without_no_color_the_screen_uses_colours(tmux, lk, idp_a, idp_b):
+    two_providers(lk, idp_a, idp_b)
+    open_screen(tmux, lk)
+    assert colour_codes(tmux.capture(escapes=True)), "expected colours when NO_COLOR is not set"
+
+
+def test_an_idp_error_description_with_escape_sequences_is_rendered_inert(tmux, lk, idp_a, idp_b):
+    two_providers(lk, idp_a, idp_b)
+    open_screen(tmux, lk, LATCHKEY_TEST_UA_TAMPER="error=access_denied",
+                LATCHKEY_TEST_UA_ERROR_DESCRIPTION="\x1b]2;pwned\x07\x1b[2Jgone")
+    title_before = tmux.pane_title()
+    tmux.send("Enter")
+    text = tmux.wait_text("Sign-in failed", timeout=40)
+    assert "access_denied" in text
+    assert "\\x1B" in text, "the escape is shown as text"
+    assert "IdP A (a)" in text, "the screen was not cleared by the description"
+    assert tmux.pane_title() == title_before != "pwned"
+
+
+def test_ctrl_c_restores_the_terminal(tmux, lk, idp_a, idp_b):
+    two_providers(lk, idp_a, idp_b)
+    out = lk.root / "stty"
+    # The shell traps SIGINT (a trap, unlike ignoring, is reset for latchkey) so it lives on to run stty.
+    command = f"trap : INT; stty -a > {out}.before; {screen_command()}; echo $? > {out}.rc; stty -a > {out}.after"
+    tmux.start(command, screen_env(lk))
+    tmux.wait_text("q quit")
+    tmux.send("C-c")
+    tmux.wait_for(lambda _: (lk.root / "stty.after").exists() and (lk.root / "stty.after").stat().st_size > 0,
+                  what="stty after the screen")
+    assert (lk.root / "stty.after").read_text() == (lk.root / "stty.before").read_text()
+    assert (lk.root / "stty.rc").read_text().strip() == "130"
+
+
+def test_an_unknown_term_falls_back_to_the_plain_status(tmux, lk, idp_a, idp_b):
+    two_providers(lk, idp_a, idp_b)
+    # The short sleep lets tmux finish setting up the pane before the message is printed.
+    tmux.start("sleep 0.3; " + screen_command() + "; echo rc=$?", screen_env(lk, TERM="nosuchterm"))
+    tmux.wait_text("rc=")
+    text = tmux.capture(joined=True)
+    assert "unknown here" in text and "latchkey status" in text
+    assert "a — IdP A (signed out)" in text
+    assert "rc=0" in text
