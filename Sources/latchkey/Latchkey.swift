@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import LatchkeyCore
 
 /// `latchkey`: parses the command line and hands each command to the core. Nothing else lives here.
@@ -12,7 +13,8 @@ struct Latchkey: AsyncParsableCommand {
         version: LatchkeyVersion.current,
         subcommands: [
             ProvidersCommand.self, LoginCommand.self, StatusCommand.self, TokenCommand.self, LogoutCommand.self, UnlockCommand.self,
-            LockCommand.self,
+            LockCommand.self, ScreenCommand.self,
         ],
-        defaultSubcommand: StatusCommand.self)
+        // In a terminal, `latchkey` alone opens the screen; in pipes and scripts it prints the status.
+        defaultSubcommand: isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ScreenCommand.self : StatusCommand.self)
 }

@@ -75,7 +75,8 @@ public struct AccountService: Sendable {
         return try await engine.exchange(code, for: pending)
     }
 
-    /// A port for the paste-mode redirect URI: one the kernel just handed out and nobody holds.
+    /// A port for the paste-mode redirect URI, from the dynamic range: nothing listens there, so
+    /// the browser stops with the whole redirect URL in its address bar.
     static func pastePort() -> Int {
         Int.random(in: 49_152...65_535)
     }

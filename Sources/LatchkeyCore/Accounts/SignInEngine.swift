@@ -45,7 +45,8 @@ public struct SignInEngine: Sendable {
         return try await account(from: tokens, provider: provider, metadata: pending.metadata, nonce: pending.nonce)
     }
 
-    /// Builds the account record from a token response, verifying who signed in.
+    /// Builds the account record from a token response, verifying who signed in. `nonce` is the
+    /// authorization request's (an ID token is then required); the device grant has none.
     func account(from tokens: TokenResponse, provider: Provider, metadata: ServerMetadata, nonce: Secret?) async throws -> AccountRecord {
         let identity = try await identity(from: tokens, provider: provider, metadata: metadata, nonce: nonce)
         let time = now()
@@ -68,6 +69,11 @@ public struct SignInEngine: Sendable {
         switch provider.kind {
         case .oidc:
             guard let idToken = tokens.idToken else {
+                // The device grant is plain OAuth 2.0 (RFC 8628): OpenID Connect does not oblige a
+                // provider to add an ID token there, so the issuer's userinfo names the account.
+                if nonce == nil, metadata.userinfoEndpoint != nil {
+                    return try await userinfoIdentity(accessToken: tokens.accessToken, provider: provider, metadata: metadata)
+                }
                 throw TokenEndpointError.malformed(
                     endpoint: "token endpoint", reason: "no id_token although the openid scope was requested")
             }

@@ -104,7 +104,7 @@ public enum AuthorizationResponseError: LatchkeyError, Equatable {
             return
                 "a response arrived at \(received), not at \(provider)'s redirect path \(expected); it may have been meant for another provider (mix-up attack), so the sign-in was aborted"
         case .wrongHost(let received, let expected):
-            return "a request reached the listener with Host \(received) instead of \(expected); the sign-in was aborted"
+            return "the response was addressed to \(received), not to this sign-in's redirect address \(expected); aborted"
         case .malformed(let reason):
             return "the authorization response is malformed: \(reason)"
         case .missingState:

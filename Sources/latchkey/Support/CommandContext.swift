@@ -54,7 +54,9 @@ struct KeystoreOptions: ParsableArguments {
         })
     var keystore: LatchkeyConfiguration.KeystoreBackend?
 
-    func context() -> CommandContext { CommandContext(backend: keystore) }
+    func context(passphrase: (any PassphraseProvider)? = nil) -> CommandContext {
+        CommandContext(backend: keystore, passphrase: passphrase)
+    }
 }
 
 /// Stands in for the keystore when config.toml is broken: every use reports the file's errors,
