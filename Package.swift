@@ -30,6 +30,7 @@ let package = Package(
             name: "LatchkeyCore",
             dependencies: [
                 "CLatchkeySys",
+                "LatchkeyEssentials",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -43,6 +44,8 @@ let package = Package(
         ),
         // Small C wrappers for syscalls Swift cannot call (variadic or macro-only).
         .target(name: "CLatchkeySys"),
+        // What `latchkey token` needs on its fast path, without Foundation: paths, token copies in the kernel keyring.
+        .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
         // ncursesw, reachable from Swift 6 (see docs/ncurses-from-swift.md in shared/).
         .target(name: "CNcursesw", linkerSettings: [.linkedLibrary("ncursesw")]),
         // The full-screen front end: the only module that imports CNcursesw.
@@ -55,6 +58,7 @@ let package = Package(
         .executableTarget(
             name: "latchkey",
             dependencies: [
+                "LatchkeyEssentials",
                 "LatchkeyCore",
                 "LatchkeyTUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

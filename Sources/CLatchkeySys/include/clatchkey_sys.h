@@ -23,6 +23,17 @@ static inline long lk_add_user_key(const char *description, const void *payload,
     return syscall(SYS_add_key, "user", description, payload, length, keyring);
 }
 
+/// add_key(2) of an empty keyring into `keyring`; an older keyring with the same description is
+/// unlinked (and so, with everything in it, destroyed once nothing else links it).
+static inline long lk_add_keyring(const char *description, int32_t keyring) {
+    return syscall(SYS_add_key, "keyring", description, NULL, (size_t)0, keyring);
+}
+
+/// KEYCTL_SEARCH for a keyring.
+static inline long lk_search_keyring(int32_t keyring, const char *description) {
+    return syscall(SYS_keyctl, KEYCTL_SEARCH, keyring, "keyring", description, 0);
+}
+
 /// KEYCTL_SEARCH for a "user" key; -1 with errno ENOKEY when absent or expired.
 static inline long lk_search_user_key(int32_t keyring, const char *description) {
     return syscall(SYS_keyctl, KEYCTL_SEARCH, keyring, "user", description, 0);

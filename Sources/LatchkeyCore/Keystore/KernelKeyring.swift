@@ -19,11 +19,34 @@ public enum KernelKeyring {
     }
 
     /// Stores `payload` under `description`, replacing any previous value, destroyed after `timeout` seconds.
-    public static func store(_ payload: [UInt8], description: String, timeout: Int) throws(Failure) {
-        let key = payload.withUnsafeBytes { lk_add_user_key(description, $0.baseAddress, $0.count, lk_user_keyring()) }
+    /// `keyring` is the user keyring unless given (a keyring made by `replaceKeyring`).
+    public static func store(_ payload: [UInt8], description: String, timeout: Int, in keyring: Int32? = nil) throws(Failure) {
+        let key = payload.withUnsafeBytes { lk_add_user_key(description, $0.baseAddress, $0.count, keyring ?? lk_user_keyring()) }
         guard key >= 0 else { throw .unavailable(String(cString: strerror(errno))) }
-        let id = Int32(truncatingIfNeeded: key)
-        guard lk_restrict_key(id) == 0, lk_set_key_timeout(id, UInt32(max(1, timeout))) == 0 else {
+        try restrict(Int32(truncatingIfNeeded: key), timeout: timeout)
+    }
+
+    /// A new, empty keyring in the user keyring, replacing (and so dropping everything in) the one
+    /// with the same description; destroyed after `timeout` seconds.
+    public static func replaceKeyring(description: String, timeout: Int) throws(Failure) -> Int32 {
+        let ring = lk_add_keyring(description, lk_user_keyring())
+        guard ring >= 0 else { throw .unavailable(String(cString: strerror(errno))) }
+        let id = Int32(truncatingIfNeeded: ring)
+        try restrict(id, timeout: timeout)
+        return id
+    }
+
+    /// Destroys the keyring with `description` and everything in it; `true` when there was one.
+    @discardableResult
+    public static func removeKeyring(description: String) -> Bool {
+        let ring = lk_search_keyring(lk_user_keyring(), description)
+        guard ring >= 0 else { return false }
+        return lk_invalidate_key(Int32(truncatingIfNeeded: ring)) == 0
+    }
+
+    /// Possessor everything, this user view/read/search, nobody else anything; and a lifetime.
+    private static func restrict(_ id: Int32, timeout: Int) throws(Failure) {
+        guard lk_restrict_key(id) == 0, lk_set_key_timeout(id, UInt32(clamping: max(1, timeout))) == 0 else {
             let reason = String(cString: strerror(errno))
             _ = lk_invalidate_key(id)
             throw .unavailable(reason)

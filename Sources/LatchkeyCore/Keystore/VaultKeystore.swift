@@ -81,6 +81,7 @@ public final class VaultKeystore: Keystore {
     @discardableResult
     public func lock() -> Bool {
         unlocked.withLock { $0 = nil }
+        tokenCopies?.drop()
         return keyCache?.drop() ?? false
     }
 
@@ -88,7 +89,9 @@ public final class VaultKeystore: Keystore {
 
     public func records() async throws(KeystoreError) -> [AccountRecord] {
         guard let bytes = try readVaultFile() else { return [] }
-        return try decode(bytes)
+        let records = try decode(bytes)
+        refreshTokenCopies(records)
+        return records
     }
 
     public func update<Result: Sendable>(
@@ -105,7 +108,16 @@ public final class VaultKeystore: Keystore {
         if records != before || existing == nil && !records.isEmpty {
             try write(records)
         }
+        refreshTokenCopies(records)
         return result
+    }
+
+    /// The fast path's copies, only for a vault whose unlock is cached (they expire with it).
+    private var tokenCopies: TokenCopies? { keyCache.map { _ in TokenCopies(vaultPath: path) } }
+
+    private func refreshTokenCopies(_ records: [AccountRecord]) {
+        guard let tokenCopies, let until = keyCache?.unlockedUntil else { return }
+        tokenCopies.sync(records, unlockedUntil: until)
     }
 
     // MARK: - Reading

@@ -40,10 +40,12 @@ struct StatusReport: Encodable {
         var expiresAt: Date?
         var expiresIn: Int?
         var refreshToken: Bool
+        var secondFactor: String?
         var lastError: String?
 
         enum CodingKeys: String, CodingKey {
             case provider, account, subject, issuer, keystore
+            case secondFactor = "second_factor"
             case expiresAt = "expires_at"
             case expiresIn = "expires_in"
             case refreshToken = "refresh_token"
@@ -60,6 +62,7 @@ struct StatusReport: Encodable {
             try container.encode(expiresAt, forKey: .expiresAt)
             try container.encode(expiresIn, forKey: .expiresIn)
             try container.encode(refreshToken, forKey: .refreshToken)
+            try container.encode(secondFactor, forKey: .secondFactor)
             try container.encode(lastError, forKey: .lastError)
         }
 
@@ -69,6 +72,7 @@ struct StatusReport: Encodable {
                 text += expiresIn > 0 ? "  expires in \(Self.duration(expiresIn))" : "  expired \(Self.duration(-expiresIn)) ago"
             }
             text += refreshToken ? "  refresh token: yes" : "  refresh token: no"
+            if let secondFactor { text += "  second factor: \(TerminalText.sanitized(secondFactor))" }
             text += "  [\(keystore)]"
             if let lastError { text += "\n    last error: \(TerminalText.sanitized(lastError))" }
             return text
@@ -87,7 +91,7 @@ struct StatusReport: Encodable {
             Account(
                 provider: record.provider, account: record.label, subject: record.subject, issuer: record.issuer, keystore: keystore,
                 expiresAt: record.expiresAt, expiresIn: record.expiresAt.map { Int($0.timeIntervalSince(now).rounded(.down)) },
-                refreshToken: record.refreshToken != nil, lastError: record.lastError)
+                refreshToken: record.refreshToken != nil, secondFactor: record.secondFactor, lastError: record.lastError)
         }
     }
 }

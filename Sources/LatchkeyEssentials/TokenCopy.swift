@@ -1,0 +1,46 @@
+/// The short-lived copies of valid access tokens kept in the kernel keyring for the fast path.
+///
+/// All copies of one vault live in one keyring (`latchkey:tokens:VAULT`), so replacing that
+/// keyring replaces every copy at once and `latchkey lock` drops them all. Inside it, one `user`
+/// key per account holds the token; aliases (`PROVIDER` alone, `PROVIDER:NAME`) are small keys
+/// naming the account's key, so the per-user key quota is spent once per token.
+///
+/// Payloads: `0x00`, expiry (u64, Unix seconds, big-endian), then the token bytes; or `0x01`
+/// then the selector the alias points to.
+public enum TokenCopy {
+    public static func keyringDescription(vaultPath: String) -> String {
+        "latchkey:tokens:" + vaultPath
+    }
+
+    /// The key for `selector` (`PROVIDER:SUBJECT`, `PROVIDER:NAME` or `PROVIDER`).
+    public static func keyDescription(vaultPath: String, selector: String) -> String {
+        "latchkey:token:" + vaultPath + "|" + selector
+    }
+
+    public enum Entry: Equatable, Sendable {
+        case token(expiresAt: UInt64, token: [UInt8])
+        case alias(of: String)
+    }
+
+    public static func encode(_ entry: Entry) -> [UInt8] {
+        switch entry {
+        case .token(let expiresAt, let token):
+            return [0] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: expiresAt >> (UInt64($0) * 8)) } + token
+        case .alias(let selector):
+            return [1] + Array(selector.utf8)
+        }
+    }
+
+    public static func decode(_ payload: [UInt8]) -> Entry? {
+        guard let kind = payload.first else { return nil }
+        switch kind {
+        case 0 where payload.count > 9:
+            let expiry = payload[1..<9].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return .token(expiresAt: expiry, token: Array(payload[9...]))
+        case 1 where payload.count > 1:
+            return .alias(of: String(decoding: payload[1...], as: UTF8.self))
+        default:
+            return nil
+        }
+    }
+}
