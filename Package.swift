@@ -13,6 +13,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
+        .executable(name: "latchkey-cli", targets: ["latchkey-cli"]),
         .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
         .executable(name: "latchkey-emulator", targets: ["latchkey-emulator"]),
         .library(name: "IdentityToolkitEmulator", targets: ["IdentityToolkitEmulator"]),
@@ -30,6 +31,7 @@ let package = Package(
             name: "LatchkeyCore",
             dependencies: [
                 "CLatchkeySys",
+                "CLatchkeySecret",
                 "LatchkeyEssentials",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -44,6 +46,8 @@ let package = Package(
         ),
         // Small C wrappers for syscalls Swift cannot call (variadic or macro-only).
         .target(name: "CLatchkeySys"),
+        // The desktop Secret Service through libsecret, loaded with dlopen only when chosen.
+        .target(name: "CLatchkeySecret"),
         // What `latchkey token` needs on its fast path, without Foundation: paths, token copies in the kernel keyring.
         .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
         // ncursesw, reachable from Swift 6 (see docs/ncurses-from-swift.md in shared/).
@@ -54,11 +58,18 @@ let package = Package(
             dependencies: ["LatchkeyCore", "CNcursesw"],
             swiftSettings: strictSettings
         ),
-        // Thin executable: parses the command line and calls the core or the TUI.
+        // `latchkey`: the token fast path, else exec of latchkey-cli. Only the standard library,
+        // linked statically so it starts in well under a millisecond.
         .executableTarget(
             name: "latchkey",
+            dependencies: ["LatchkeyEssentials"],
+            swiftSettings: strictSettings,
+            linkerSettings: [.unsafeFlags(["-static-executable"])]
+        ),
+        // The full command line: parses it and calls the core or the TUI.
+        .executableTarget(
+            name: "latchkey-cli",
             dependencies: [
-                "LatchkeyEssentials",
                 "LatchkeyCore",
                 "LatchkeyTUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -8,7 +8,6 @@
 #include <sys/syscall.h>
 #include <sys/file.h>
 #include <linux/keyctl.h>
-#include "clatchkey_secret.h"
 
 /// flock(2), wrapped so the core does not depend on how Glibc's overlay spells it.
 static inline int lk_flock(int fd, int operation) { return flock(fd, operation); }

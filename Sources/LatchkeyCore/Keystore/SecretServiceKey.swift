@@ -1,4 +1,4 @@
-import CLatchkeySys
+import CLatchkeySecret
 import Foundation
 
 /// The `secret-service` keystore's key: a random 256-bit secret kept by the desktop Secret

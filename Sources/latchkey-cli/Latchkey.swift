@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import LatchkeyCore
-import LatchkeyEssentials
 
 /// `latchkey`: parses the command line and hands each command to the core. Nothing else lives here.
 @main
@@ -18,23 +17,4 @@ struct Latchkey: AsyncParsableCommand {
         ],
         // In a terminal, `latchkey` alone opens the screen; in pipes and scripts it prints the status.
         defaultSubcommand: isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ScreenCommand.self : StatusCommand.self)
-}
-
-extension Latchkey {
-    /// `latchkey token NAME` for a token that is still valid is answered from the kernel keyring
-    /// before the command line is parsed or Foundation is touched (`TokenFastPath`); everything
-    /// else is parsed and run as usual.
-    static func main() async {
-        if let status = TokenFastPath.run(CommandLine.arguments) { Foundation.exit(status) }
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
-    }
 }

@@ -1,0 +1,16 @@
+// `latchkey`: answers `latchkey token NAME` from the kernel keyring when it can, and otherwise
+// hands the whole command line to `latchkey-cli`, installed beside it.
+//
+// Two executables because the hot path must start in well under a millisecond: this one links
+// only the Swift standard library (statically, in release builds), while the full command line
+// (Foundation, SwiftNIO, ncurses) costs milliseconds just to load. See DECISIONS.md.
+import LatchkeyEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+if let status = TokenFastPath.run(CommandLine.arguments) { exit(status) }
+var failure = Array(CommandLineLauncher.exec(CommandLine.arguments).utf8)
+_ = write(STDERR_FILENO, &failure, failure.count)
+exit(1)
