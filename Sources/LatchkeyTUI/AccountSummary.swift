@@ -60,10 +60,14 @@ public struct ProviderSummary: Sendable, Equatable {
     public var redirectURITemplate: String
     public var scopes: [String]
     public var redirectMode: Provider.RedirectMode
+    /// `client_id`: named on the device-code screen, so a person can tell whose request it is.
+    public var clientID: String
+    /// A `kind = "firebase"` provider: email and password, then a second factor, in the screen.
+    public var isFirebase: Bool
 
     public init(
         name: String, displayName: String, issuer: String?, redirectURITemplate: String, scopes: [String],
-        redirectMode: Provider.RedirectMode
+        redirectMode: Provider.RedirectMode, clientID: String = "", isFirebase: Bool = false
     ) {
         self.name = name
         self.displayName = displayName
@@ -71,11 +75,14 @@ public struct ProviderSummary: Sendable, Equatable {
         self.redirectURITemplate = redirectURITemplate
         self.scopes = scopes
         self.redirectMode = redirectMode
+        self.clientID = clientID
+        self.isFirebase = isFirebase
     }
 
     public init(_ provider: Provider) {
         self.init(
             name: provider.name, displayName: provider.displayName, issuer: provider.issuer,
-            redirectURITemplate: provider.redirectURITemplate, scopes: provider.scopes, redirectMode: provider.redirectMode)
+            redirectURITemplate: provider.redirectURITemplate, scopes: provider.scopes, redirectMode: provider.redirectMode,
+            clientID: provider.clientID, isFirebase: provider.isFirebase)
     }
 }

@@ -13,6 +13,8 @@ public struct AppState: Sendable {
         case help
         case confirmSignOut(AccountSummary.ID)
         case signIn(SignInScreen)
+        /// A firebase sign-in, or a phone enrollment.
+        case secondFactor(SecondFactorScreen)
     }
 
     /// One line of the list: a provider, or an account nested under it.
@@ -51,6 +53,9 @@ public struct AppState: Sendable {
     public var keystoreBackend = "vault"
     public var unlockedAt: Date?
     public var accountsLoaded = false
+    /// Running over SSH (`$SSH_CONNECTION`): a browser started here would open on this remote
+    /// machine, so sign-in asks first whether to paste the redirect URL or use a device code.
+    public var isRemote = false
     /// Accounts already refreshed ahead of expiry in this session, so a failure is not retried
     /// every tick (the person can still press `r`).
     var proactivelyRefreshed: Set<AccountSummary.ID> = []
@@ -172,6 +177,8 @@ public struct AppState: Sendable {
             return []
         case .signIn(let progress):
             return handle(progress)
+        case .secondFactor(let progress):
+            return handle(progress)
         case .tokenReady(let id, let token):
             message = Message(text: "Copied the access token of \(account(id)?.label ?? id.subject) (OSC 52).", isError: false)
             return [.writeClipboard(token)]
@@ -210,10 +217,14 @@ public struct AppState: Sendable {
             activity[account.id] = nil
             providerErrors[account.id.provider] = nil
             let providerName = provider(named: account.id.provider)?.displayName ?? account.id.provider
-            message = Message(text: "\(added ? "Signed in" : "Signed in again") to \(providerName) as \(account.label).", isError: false)
-            if case .signIn = mode {
+            let factor = account.secondFactor.map { " (second factor: \($0))" } ?? ""
+            message = Message(
+                text: "\(added ? "Signed in" : "Signed in again") to \(providerName) as \(account.label)\(factor).", isError: false)
+            switch mode {
+            case .signIn, .secondFactor:
                 mode = .list
                 selected = .account(account.id)
+            default: break
             }
             return [.loadAccounts]
         case .failed(let provider, let reason):
@@ -227,8 +238,35 @@ public struct AppState: Sendable {
             return []
         default:
             guard case .signIn(var screen) = mode else { return [] }
-            screen.apply(progress)
+            screen.apply(progress, now: now)
             mode = .signIn(screen)
+            return []
+        }
+    }
+
+    private mutating func handle(_ progress: SecondFactorProgress) -> [Effect] {
+        switch progress {
+        case .enrolled(let account):
+            upsert(account)
+            if case .secondFactor = mode { mode = .list }
+            selected = .account(account.id)
+            message = Message(
+                text: "Enrolled the phone for \(account.label)\(account.secondFactor.map { " (second factor: \($0))" } ?? "").",
+                isError: false)
+            return [.loadAccounts]
+        case .failed(let provider, let problem):
+            guard case .secondFactor(var screen) = mode, screen.provider == provider else {
+                providerErrors[provider] = problem.message
+                return []
+            }
+            if screen.purpose == .signIn { providerErrors[provider] = problem.message }
+            screen.apply(progress, now: now)
+            mode = .secondFactor(screen)
+            return []
+        default:
+            guard case .secondFactor(var screen) = mode else { return [] }
+            screen.apply(progress, now: now)
+            mode = .secondFactor(screen)
             return []
         }
     }
@@ -256,15 +294,71 @@ public struct AppState: Sendable {
             }
             activity[id] = .signingOut
             return [.signOut(account.selector)]
-        case .signIn:
-            guard key == .escape else { return [] }
-            mode = .list
-            message = Message(text: "Sign-in cancelled.", isError: false)
-            return [.cancelSignIn]
+        case .signIn(var screen):
+            return handleSignInKey(key, screen: &screen)
+        case .secondFactor(var screen):
+            let outcome = screen.handle(key, now: now)
+            mode = .secondFactor(screen)
+            switch outcome {
+            case .none: return []
+            case .answer(let answer): return [.answer(answer)]
+            case .enroll(let phoneNumber, let displayName):
+                guard case .enroll(let id) = screen.purpose, let account = account(id) else { return [.beep] }
+                return [.enrollPhone(account.selector, phoneNumber: phoneNumber, displayName: displayName)]
+            case .cancel:
+                mode = .list
+                message = Message(text: screen.purpose == .signIn ? "Sign-in cancelled." : "Enrollment cancelled.", isError: false)
+                return [.cancelSignIn]
+            case .restart:
+                mode = .secondFactor(SecondFactorScreen(provider: screen.provider, purpose: .signIn))
+                return [.startSignIn(provider: screen.provider)]
+            case .close:
+                mode = .list
+                return []
+            case .beep: return [.beep]
+            }
         case .list:
             if isEditingFilter { return editFilter(key) }
             return handleListKey(key)
         }
+    }
+
+    /// Keys on the browser, paste and device screens.
+    private mutating func handleSignInKey(_ key: Key, screen: inout SignInScreen) -> [Effect] {
+        defer { if case .signIn = mode { mode = .signIn(screen) } }
+        if key == .escape {
+            mode = .list
+            message = Message(text: "Sign-in cancelled.", isError: false)
+            return screen.choosingMode ? [] : [.cancelSignIn]
+        }
+        if screen.choosingMode {
+            let chosen: Provider.RedirectMode
+            switch key {
+            case .enter, .character("b"): chosen = .loopback
+            case .character("p"): chosen = .paste
+            case .character("d"): chosen = .device
+            default: return [.beep]
+            }
+            screen = SignInScreen(provider: screen.provider, startedAt: now, mode: chosen)
+            return [.startSignIn(provider: screen.provider, mode: chosen)]
+        }
+        if var paste = screen.paste, !paste.submitted {
+            if paste.entry.edit(key) {
+                screen.paste = paste
+                return []
+            }
+            guard key == .enter, !paste.entry.isEmpty else { return [.beep] }
+            paste.submitted = true
+            screen.paste = paste
+            return [.answer(.redirectURL(paste.entry.text))]
+        }
+        // While the browser round trip runs, p and d switch to the other ways to sign in.
+        if screen.isLoopback, key == .character("p") || key == .character("d") {
+            let chosen: Provider.RedirectMode = key == .character("p") ? .paste : .device
+            screen = SignInScreen(provider: screen.provider, startedAt: now, mode: chosen)
+            return [.cancelSignIn, .startSignIn(provider: screen.provider, mode: chosen)]
+        }
+        return []
     }
 
     private mutating func editFilter(_ key: Key) -> [Effect] {
@@ -291,10 +385,24 @@ public struct AppState: Sendable {
         case .end, .character("G"): moveSelection(by: rows.count)
         case .enter:
             guard let provider = selectedProvider else { return [.beep] }
-            mode = .signIn(SignInScreen(provider: provider.name, startedAt: now))
             providerErrors[provider.name] = nil
             message = nil
+            if provider.isFirebase {
+                mode = .secondFactor(SecondFactorScreen(provider: provider.name, purpose: .signIn))
+                return [.startSignIn(provider: provider.name)]
+            }
+            if isRemote && provider.redirectMode == .loopback {
+                mode = .signIn(SignInScreen(provider: provider.name, startedAt: now, choosingMode: true))
+                return []
+            }
+            mode = .signIn(SignInScreen(provider: provider.name, startedAt: now))
             return [.startSignIn(provider: provider.name)]
+        case .character("e"):
+            guard let account = selectedAccountOrOnlyOne, provider(named: account.id.provider)?.isFirebase == true else {
+                message = Message(text: "e enrolls a phone on a signed-in firebase account; select one first.", isError: true)
+                return [.beep]
+            }
+            mode = .secondFactor(SecondFactorScreen(provider: account.id.provider, purpose: .enroll(account.id)))
         case .character("r"):
             guard let account = selectedAccountOrOnlyOne else { return [.beep] }
             guard account.hasRefreshToken else {

@@ -11,6 +11,8 @@ final class EffectRunner {
     private let vaultPath: String
     private let driver: any TerminalDriver
     private var signIn: Task<Void, Never>?
+    /// Answers typed on screen for the sign-in waiting on one (a pasted URL, a password, a code).
+    private let replies = PromptReplies()
     private var tasks: [Task<Void, Never>] = []
 
     init(
@@ -41,11 +43,15 @@ final class EffectRunner {
             loadAccounts()
         case .loadAccounts:
             loadAccounts()
-        case .startSignIn(let name):
-            startSignIn(name)
+        case .startSignIn(let name, let mode):
+            startSignIn(name, mode: mode)
         case .cancelSignIn:
             signIn?.cancel()
             signIn = nil
+        case .answer(let answer):
+            replies.deliver(answer)
+        case .enrollPhone(let selector, let phoneNumber, let displayName):
+            enroll(selector, phoneNumber: phoneNumber, displayName: displayName)
         case .refresh(let selector):
             spawn { [service] inbox in
                 do {
@@ -110,25 +116,73 @@ final class EffectRunner {
         }
     }
 
-    private func startSignIn(_ name: String) {
+    private func startSignIn(_ name: String, mode: Provider.RedirectMode?) {
         signIn?.cancel()
-        let (service, browser, inbox) = (service, browser, inbox)
+        replies.reset()
+        let (service, browser, inbox, replies) = (service, browser, inbox, replies)
         signIn = Task.detached {
-            await EffectRunner.signIn(to: name, service: service, browser: browser, inbox: inbox)
+            await EffectRunner.signIn(to: name, mode: mode, service: service, browser: browser, inbox: inbox, replies: replies)
         }
     }
 
-    private static func signIn(to name: String, service: AccountService, browser: BrowserLauncher, inbox: Inbox) async {
-        let event: SignInProgress
+    private static func signIn(
+        to name: String, mode: Provider.RedirectMode?, service: AccountService, browser: BrowserLauncher, inbox: Inbox,
+        replies: PromptReplies
+    ) async {
+        var isFirebase = false
         do {
             let provider: Provider = try service.catalog.provider(named: name)
-            let signedIn = try await service.signIn(
-                provider: provider, mode: provider.redirectMode, interaction: ScreenInteraction(inbox: inbox), browser: browser)
-            event = .finished(AccountSummary(signedIn.0), added: signedIn.1 == .added)
+            isFirebase = provider.isFirebase
+            let signedIn: (AccountRecord, AccountService.SignInOutcome)
+            if isFirebase {
+                signedIn = try await service.signInWithSecondFactor(
+                    provider: provider, interaction: ScreenSecondFactor(inbox: inbox, replies: replies))
+            } else {
+                signedIn = try await service.signIn(
+                    provider: provider, mode: mode ?? provider.redirectMode, interaction: ScreenInteraction(inbox: inbox, replies: replies),
+                    browser: browser)
+            }
+            inbox.post(.signIn(.finished(AccountSummary(signedIn.0), added: signedIn.1 == .added)))
         } catch {
-            event = Task.isCancelled ? .cancelled : .failed(provider: name, message: describe(error))
+            // A cancelled sign-in was left by the screen already (Esc, or p/d started another).
+            guard !Task.isCancelled else { return }
+            if isFirebase {
+                inbox.post(.secondFactor(.failed(provider: name, problem(error))))
+            } else {
+                inbox.post(.signIn(.failed(provider: name, message: describe(error))))
+            }
         }
-        inbox.post(.signIn(event))
+    }
+
+    private func enroll(_ selector: AccountSelector, phoneNumber: String, displayName: String?) {
+        signIn?.cancel()
+        replies.reset()
+        let (service, inbox, replies) = (service, inbox, replies)
+        signIn = Task.detached {
+            await EffectRunner.enroll(
+                selector, phoneNumber: phoneNumber, displayName: displayName, service: service,
+                interaction: ScreenSecondFactor(inbox: inbox, replies: replies), inbox: inbox)
+        }
+    }
+
+    private static func enroll(
+        _ selector: AccountSelector, phoneNumber: String, displayName: String?, service: AccountService,
+        interaction: ScreenSecondFactor, inbox: Inbox
+    ) async {
+        do {
+            let record = try await service.enrollPhone(selector, phoneNumber: phoneNumber, displayName: displayName) { masked in
+                await interaction.enrollmentCode(maskedNumber: masked, displayName: displayName)
+            }
+            inbox.post(.secondFactor(.enrolled(AccountSummary(record))))
+        } catch {
+            guard !Task.isCancelled else { return }
+            inbox.post(.secondFactor(.failed(provider: selector.provider, problem(error))))
+        }
+    }
+
+    private static func problem(_ error: any Error) -> SecondFactorProgress.Problem {
+        if let error = error as? SecondFactorError { return SecondFactorProgress.Problem(error) }
+        return SecondFactorProgress.Problem(message: describe(error), recovery: .none)
     }
 
     private func spawn(_ work: @escaping @Sendable (Inbox) async -> Void) {

@@ -21,6 +21,8 @@ public enum Event: Sendable {
     case signedOut(AccountSummary.ID, note: String)
     case signOutFailed(AccountSummary.ID, String)
     case signIn(SignInProgress)
+    /// How a firebase sign-in or a phone enrollment is going (`ScreenSecondFactor`).
+    case secondFactor(SecondFactorProgress)
     /// The access token to copy, fetched (and refreshed if needed) off the terminal's thread.
     case tokenReady(AccountSummary.ID, Secret)
     case failed(String)
@@ -30,17 +32,87 @@ public enum Event: Sendable {
 public enum SignInProgress: Sendable, Equatable {
     case authorizationStarted(url: URL, redirectURI: String, listeningOn: [String])
     case browserUnavailable(reason: String)
-    case deviceCode(userCode: String, verificationURI: String, expiresIn: Int)
+    case deviceCode(DeviceCode)
+    /// Paste mode: the core waits for the final redirect URL (answered with `PromptAnswer.redirectURL`).
+    case pasteRequested(url: URL, redirectURI: String)
     case finished(AccountSummary, added: Bool)
     case failed(provider: String, message: String)
     case cancelled
+}
+
+/// A device authorization as the screen shows it (RFC 8628 §3.2), without the device code.
+public struct DeviceCode: Sendable, Equatable {
+    public var userCode: String
+    /// `verification_uri`: where to type the code.
+    public var verificationURI: String
+    /// `verification_uri_complete`: the same with the code filled in, for the QR code.
+    public var verificationURIComplete: String?
+    public var expiresIn: Int
+    /// Seconds between polls.
+    public var interval: Int
+    /// The client asking, named in the phishing warning.
+    public var clientID: String
+
+    public init(
+        userCode: String, verificationURI: String, verificationURIComplete: String?, expiresIn: Int, interval: Int, clientID: String
+    ) {
+        self.userCode = userCode
+        self.verificationURI = verificationURI
+        self.verificationURIComplete = verificationURIComplete
+        self.expiresIn = expiresIn
+        self.interval = interval
+        self.clientID = clientID
+    }
+}
+
+/// How a second-factor sign-in or enrollment started from the screen is going.
+public enum SecondFactorProgress: Sendable, Equatable {
+    /// Email and password are wanted (answered with `PromptAnswer.credentials`).
+    case credentialsNeeded
+    /// Pick one of the enrolled factors (answered with `PromptAnswer.hint`).
+    case chooseHint([SecondFactorHint])
+    /// A code was sent to `hint` (or is expected from its app); `notice` says why it was sent again.
+    case codeSent(SecondFactorHint, notice: String?)
+    /// Type the code (answered with `PromptAnswer.code`); `problem` is the last attempt's error.
+    case codeNeeded(SecondFactorHint, problem: Problem?, canResend: Bool)
+    /// A phone was enrolled on the account.
+    case enrolled(AccountSummary)
+    /// The sign-in or enrollment stopped; `recovery` says what the person can do next.
+    case failed(provider: String, Problem)
+
+    /// An error the person can act on: its text and what to offer (`SecondFactorError.recovery`).
+    public struct Problem: Sendable, Equatable {
+        public var message: String
+        public var recovery: SecondFactorError.Recovery
+
+        public init(message: String, recovery: SecondFactorError.Recovery) {
+            self.message = message
+            self.recovery = recovery
+        }
+
+        public init(_ error: SecondFactorError) { self.init(message: error.description, recovery: error.recovery) }
+    }
+}
+
+/// What the person answered on a screen the core is waiting on (`PromptReplies`).
+public enum PromptAnswer: Sendable, Equatable {
+    case redirectURL(String)
+    case credentials(email: String, password: Secret)
+    case hint(id: String)
+    case code(CodeAnswer)
+    case cancel
 }
 
 /// Work the state asks for; the loop's `EffectRunner` does it.
 public enum Effect: Sendable, Equatable {
     case unlock(Secret)
     case loadAccounts
-    case startSignIn(provider: String)
+    /// Sign in to the provider; `mode` overrides its redirect mode (paste or device chosen on screen).
+    case startSignIn(provider: String, mode: Provider.RedirectMode? = nil)
+    /// Hand the person's answer to the sign-in waiting for it.
+    case answer(PromptAnswer)
+    /// Enroll a phone for a signed-in firebase account (the code is asked on screen).
+    case enrollPhone(AccountSelector, phoneNumber: String, displayName: String?)
     case cancelSignIn
     case refresh(AccountSelector)
     case signOut(AccountSelector)

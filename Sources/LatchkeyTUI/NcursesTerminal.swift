@@ -12,6 +12,11 @@ public final class NcursesTerminal: TerminalDriver {
     private let attributes: [TextStyle: attr_t]
     /// Whether colours are used (a colour terminal and no `NO_COLOR`).
     public let usesColor: Bool
+    /// A pipe whose write end wakes `readKey` (see `waker`).
+    private let wakePipe: (read: Int32, write: Int32)
+    /// Call from any thread to end the current wait for a key early, so work finished off the
+    /// terminal's thread (the vault opened, a sign-in step) is drawn at once, not at the next tick.
+    public let waker: @Sendable () -> Void
 
     /// Opens ncurses on the given descriptors (they stay open; duplicates are used).
     ///
@@ -54,6 +59,22 @@ public final class NcursesTerminal: TerminalDriver {
         set_escdelay(25)
         usesColor = !noColor && has_colors()
         attributes = Self.attributes(color: usesColor)
+        var descriptors: [Int32] = [-1, -1]
+        if pipe(&descriptors) == 0 {
+            for descriptor in descriptors {
+                _ = fcntl(descriptor, F_SETFL, O_NONBLOCK)
+                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            }
+        } else {
+            descriptors = [-1, -1]
+        }
+        wakePipe = (descriptors[0], descriptors[1])
+        let writeEnd = descriptors[1]
+        waker = {
+            guard writeEnd >= 0 else { return }
+            var byte: UInt8 = 1
+            _ = Glibc.write(writeEnd, &byte, 1)
+        }
     }
 
     /// Leaves curses mode and restores the terminal; safe to call more than once.
@@ -63,6 +84,7 @@ public final class NcursesTerminal: TerminalDriver {
         delscreen(screen)
         fclose(output)
         fclose(input)
+        for descriptor in [wakePipe.read, wakePipe.write] where descriptor >= 0 { Glibc.close(descriptor) }
         self.screen = nil
     }
 
@@ -88,7 +110,26 @@ public final class NcursesTerminal: TerminalDriver {
 
     public func writeControlSequence(_ sequence: String) { _ = nc_write_raw(output, sequence) }
 
+    /// Waits for a key or the waker, whichever comes first. The wait is `poll` on the terminal and
+    /// the wake pipe; ncurses then decodes what arrived (a resize interrupts the poll and is read
+    /// as `KEY_RESIZE`).
     public func readKey(timeoutMilliseconds: Int) -> Key? {
+        guard timeoutMilliseconds > 0, wakePipe.read >= 0 else { return key(waiting: timeoutMilliseconds) }
+        if let key = key(waiting: 0) { return key }
+        var descriptors = [
+            pollfd(fd: fileno(input), events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
+        ]
+        let ready = poll(&descriptors, 2, Int32(timeoutMilliseconds))
+        if descriptors[1].revents != 0 {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while Glibc.read(wakePipe.read, &buffer, buffer.count) > 0 {}
+        }
+        guard ready < 0 || descriptors[0].revents != 0 else { return nil }
+        // The bytes are there (or a signal came): a short wait lets an escape sequence complete.
+        return key(waiting: 10)
+    }
+
+    private func key(waiting timeoutMilliseconds: Int) -> Key? {
         wtimeout(window, Int32(timeoutMilliseconds))
         var character: wint_t = 0
         switch wget_wch(window, &character) {
@@ -132,7 +173,7 @@ public final class NcursesTerminal: TerminalDriver {
     // MARK: - Styles
 
     private enum Pair: Int16, CaseIterable {
-        case header = 1, good, warning, error, accent
+        case header = 1, good, warning, error, accent, qrCode
     }
 
     /// Colours on the terminal's own background (`use_default_colors`), or attributes only.
@@ -140,13 +181,13 @@ public final class NcursesTerminal: TerminalDriver {
         var map: [TextStyle: attr_t] = [
             .normal: nc_a_normal(), .header: nc_a_reverse() | nc_a_bold(), .selected: nc_a_reverse(),
             .dim: nc_a_dim(), .good: nc_a_normal(), .warning: nc_a_bold(), .error: nc_a_bold(), .accent: nc_a_bold(),
-            .link: nc_a_underline(),
+            .link: nc_a_underline(), .qrCode: nc_a_normal(),
         ]
         guard color, start_color() == OK else { return map }
         use_default_colors()
         let colors: [(Pair, Int32, Int32)] = [
             (.header, COLOR_BLACK, COLOR_CYAN), (.good, COLOR_GREEN, -1), (.warning, COLOR_YELLOW, -1),
-            (.error, COLOR_RED, -1), (.accent, COLOR_CYAN, -1),
+            (.error, COLOR_RED, -1), (.accent, COLOR_CYAN, -1), (.qrCode, COLOR_WHITE, COLOR_BLACK),
         ]
         for (pair, foreground, background) in colors { init_pair(pair.rawValue, Int16(foreground), Int16(background)) }
         map[.header] = nc_color_pair(Pair.header.rawValue) | nc_a_bold()
@@ -155,6 +196,7 @@ public final class NcursesTerminal: TerminalDriver {
         map[.error] = nc_color_pair(Pair.error.rawValue) | nc_a_bold()
         map[.accent] = nc_color_pair(Pair.accent.rawValue) | nc_a_bold()
         map[.link] = nc_color_pair(Pair.accent.rawValue) | nc_a_underline()
+        map[.qrCode] = nc_color_pair(Pair.qrCode.rawValue)
         return map
     }
 }

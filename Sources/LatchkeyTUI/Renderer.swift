@@ -20,6 +20,8 @@ public enum Renderer {
         case .help: body = help(width: size.columns)
         case .signIn(let screen):
             (body, links) = signIn(screen, state: state, width: size.columns, height: bodyHeight, firstRow: 1)
+        case .secondFactor(let screen):
+            body = secondFactor(screen, state: state, width: size.columns)
         case .list, .confirmSignOut: body = list(state, width: size.columns, height: bodyHeight)
         }
         body = Array(body.prefix(bodyHeight))
@@ -32,9 +34,9 @@ public enum Renderer {
 
     static func safe(_ text: String) -> String { TerminalText.sanitized(text, maxLength: 500) }
 
-    private static func blank(_ width: Int) -> [Frame.Span] { [Frame.Span(String(repeating: " ", count: width))] }
+    static func blank(_ width: Int) -> [Frame.Span] { [Frame.Span(String(repeating: " ", count: width))] }
 
-    private static func line(_ width: Int, _ build: (inout LineBuilder) -> Void) -> [Frame.Span] {
+    static func line(_ width: Int, _ build: (inout LineBuilder) -> Void) -> [Frame.Span] {
         var builder = LineBuilder(width: width)
         build(&builder)
         builder.fill()
@@ -101,13 +103,27 @@ public enum Renderer {
         case .unlock: keys = ["⏎ unlock", "Esc quit"]
         case .help: keys = ["any key: back"]
         case .confirmSignOut: keys = ["y sign out", "n keep"]
-        case .signIn: keys = ["Esc cancel"]
+        case .signIn(let screen):
+            if screen.choosingMode {
+                keys = ["b browser here", "p paste URL", "d device code", "Esc back"]
+            } else if let paste = screen.paste {
+                keys = paste.submitted ? ["Esc cancel"] : ["⏎ submit", "Esc cancel"]
+            } else if screen.isLoopback {
+                keys = ["p paste URL instead", "d device code instead", "Esc cancel"]
+            } else {
+                keys = ["Esc cancel"]
+            }
+        case .secondFactor(let screen):
+            keys = secondFactorKeys(screen, now: state.now)
         case .list:
             if state.isEditingFilter {
                 keys = ["type to filter", "⏎ keep", "Esc clear"]
             } else {
                 let enter = state.selectedAccount == nil ? "⏎ sign in" : "⏎ add account"
                 keys = ["↑↓ move", enter, "r refresh", "x sign out", "c copy token", "/ filter", "? help", "q quit"]
+                if let account = state.selectedAccount, state.provider(named: account.id.provider)?.isFirebase == true {
+                    keys.insert("e enroll phone", at: 2)
+                }
             }
         }
         // Keys that do not fit are left out from the middle: how to quit and get help always show.
@@ -238,7 +254,8 @@ public enum Renderer {
             fields.append(("Issuer", provider.issuer.map(safe) ?? "— (OAuth 2.0, endpoints from the file)", .normal))
             fields.append(("Redirect URI", safe(provider.redirectURITemplate), .normal))
             fields.append(("Scopes", safe(provider.scopes.joined(separator: " ")), .normal))
-            fields.append(("Sign-in", provider.redirectMode.rawValue, .normal))
+            fields.append(
+                ("Sign-in", provider.isFirebase ? "email and password, then a second factor" : provider.redirectMode.rawValue, .normal))
             if let reason = state.providerErrors[provider.name] { fields.append(("Last error", safe(reason), .error)) }
         }
         return fields.map { label, value, style in
@@ -250,57 +267,6 @@ public enum Renderer {
     }
 
     // MARK: - Flow screens
-
-    static func signIn(_ screen: SignInScreen, state: AppState, width: Int, height: Int, firstRow: Int)
-        -> ([[Frame.Span]], [Frame.Hyperlink])
-    {
-        let name = safe(state.provider(named: screen.provider)?.displayName ?? screen.provider)
-        let spin = String(spinner[state.spinnerStep % spinner.count])
-        var lines: [[Frame.Span]] = [blank(width), line(width) { $0.append(" Sign in to \(name)", .accent) }, blank(width)]
-        var links: [Frame.Hyperlink] = []
-        if let userCode = screen.userCode, let uri = screen.verificationURI {
-            let left = screen.deviceExpiresAt.map { TimeText.short($0.timeIntervalSince(state.now)) } ?? "?"
-            lines.append(line(width) { $0.append(" \(spin) Waiting for you to approve (code expires in \(left))") })
-            lines.append(blank(width))
-            lines.append(line(width) { $0.append(" On any device, open \(safe(uri))") })
-            lines.append(
-                line(width) {
-                    $0.append(" and enter the code  "); $0.append(safe(userCode), .accent)
-                })
-            return (lines, links)
-        }
-        guard let url = screen.authorizationURL else {
-            lines.append(line(width) { $0.append(" \(spin) Contacting the provider…") })
-            return (lines, links)
-        }
-        if let problem = screen.browserProblem {
-            lines.append(line(width) { $0.append(" No browser could be opened: \(safe(problem))", .warning) })
-            lines.append(line(width) { $0.append(" \(spin) Open this address in a browser on this machine:") })
-        } else {
-            lines.append(line(width) { $0.append(" \(spin) Opening your browser… waiting for it to come back.") })
-            lines.append(line(width) { $0.append(" If no browser opened, open this address:") })
-        }
-        lines.append(blank(width))
-        // The address is drawn whole, wrapped at the window's edge with nothing beside it, and each
-        // piece carries the same OSC 8 link, so clicking or copying any piece yields the full URL.
-        let address = safe(url.absoluteString)
-        let reserved = 5
-        let pieces = DisplayWidth.wrapped(address, to: width)
-        let shown = max(1, height - lines.count - reserved)
-        for piece in pieces.prefix(shown) {
-            links.append(Frame.Hyperlink(row: firstRow + lines.count, column: 0, text: piece, url: address))
-            lines.append(line(width) { $0.append(piece, .link) })
-        }
-        if pieces.count > shown {
-            lines.append(line(width) { $0.append(" … the address continues: make the window larger to see it whole", .dim) })
-        }
-        lines.append(blank(width))
-        if let redirectURI = screen.redirectURI, !screen.listeningOn.isEmpty {
-            lines.append(line(width) { $0.append(" Listening on \(screen.listeningOn.map(safe).joined(separator: " and "))") })
-            lines.append(line(width) { $0.append(" for \(safe(redirectURI))", .dim) })
-        }
-        return (lines, links)
-    }
 
     static func unlock(_ prompt: UnlockPrompt, width: Int) -> [[Frame.Span]] {
         var lines: [[Frame.Span]] = [blank(width)]
@@ -329,6 +295,7 @@ public enum Renderer {
             ("r", "refresh the token now"),
             ("x", "sign out (asks first; revokes at the provider)"),
             ("c", "copy the access token to the clipboard (OSC 52)"),
+            ("e", "enroll a phone as second factor (firebase accounts)"),
             ("/", "filter by name; Esc clears"),
             ("?", "this help"),
             ("q", "quit"),

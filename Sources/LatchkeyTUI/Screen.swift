@@ -35,13 +35,14 @@ public enum Screen {
         let terminal = try NcursesTerminal(noColor: noColor)
         defer { terminal.close() }
 
-        let inbox = Inbox()
+        let inbox = Inbox(waker: terminal.waker)
         let service = AccountService(catalog: catalog, keystore: keystore, engine: SignInEngine(transport: LiveHTTPTransport()))
         let runner = EffectRunner(
             inbox: inbox, service: service, browser: BrowserLauncher(environment: environment), typedPassphrase: typedPassphrase,
             vaultPath: LatchkeyPaths(environment: environment).vaultFile, driver: terminal)
         defer { runner.cancelAll() }
         var state = AppState(providers: catalog.providers.map(ProviderSummary.init), now: Date(), size: terminal.size)
+        state.isRemote = !(environment["SSH_CONNECTION"] ?? "").isEmpty
         if !catalog.errors.isEmpty {
             state.message = AppState.Message(
                 text: "\(catalog.errors.count) provider file(s) have errors; run `latchkey providers check`.", isError: true)

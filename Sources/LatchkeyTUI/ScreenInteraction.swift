@@ -1,45 +1,44 @@
 public import Foundation
 public import LatchkeyCore
 
-/// The screen's side of a sign-in: each call becomes an event for the terminal loop.
+/// The screen's side of a sign-in: each call becomes an event for the terminal loop, and the
+/// pasted redirect URL comes back through `replies`.
 public struct ScreenInteraction: SignInInteraction {
     let inbox: Inbox
+    let replies: PromptReplies
 
-    public init(inbox: Inbox) { self.inbox = inbox }
+    public init(inbox: Inbox, replies: PromptReplies) {
+        self.inbox = inbox
+        self.replies = replies
+    }
 
     public func authorizationStarted(url: URL, provider: Provider, redirectURI: String, listeningOn: [String]) async {
-        inbox.post(.signIn(.authorizationStarted(url: url, redirectURI: redirectURI, listeningOn: listeningOn)))
+        post(.authorizationStarted(url: url, redirectURI: redirectURI, listeningOn: listeningOn))
     }
 
     public func browserUnavailable(url: URL, reason: String) async {
-        inbox.post(.signIn(.browserUnavailable(reason: reason)))
+        post(.browserUnavailable(reason: reason))
     }
 
-    /// Pasting inside the screen is not there yet: the sign-in ends with a pointer to the command.
+    /// Puts the paste line on the screen and waits for the line typed (or pasted) there.
     public func pasteRedirectURL(url: URL, provider: Provider, redirectURI: String) async throws -> String {
-        throw ScreenSignInError.pasteNotSupported(provider: provider.name)
+        post(.pasteRequested(url: url, redirectURI: redirectURI))
+        guard case .redirectURL(let line) = await replies.next() else { throw SignInError.cancelled }
+        return line.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     public func deviceCodeIssued(_ authorization: DeviceAuthorization, provider: Provider) async {
-        inbox.post(
-            .signIn(
-                .deviceCode(
-                    userCode: authorization.userCode,
-                    verificationURI: authorization.verificationURIComplete ?? authorization.verificationURI,
-                    expiresIn: authorization.expiresIn)))
+        post(
+            .deviceCode(
+                DeviceCode(
+                    userCode: authorization.userCode, verificationURI: authorization.verificationURI,
+                    verificationURIComplete: authorization.verificationURIComplete, expiresIn: authorization.expiresIn,
+                    interval: authorization.interval, clientID: provider.clientID)))
     }
-}
 
-/// Sign-in steps the screen cannot do yet.
-public enum ScreenSignInError: LatchkeyError, Equatable {
-    case pasteNotSupported(provider: String)
-
-    public var category: FailureCategory { .unavailable }
-
-    public var description: String {
-        switch self {
-        case .pasteNotSupported(let provider):
-            return "pasting the redirect URL is not in the screen yet; run `latchkey login \(provider) --paste`"
-        }
+    /// A sign-in the screen already left (cancelled, or replaced by paste or device mode) says nothing more.
+    private func post(_ progress: SignInProgress) {
+        guard !Task.isCancelled else { return }
+        inbox.post(.signIn(progress))
     }
 }

@@ -1,25 +1,44 @@
 public import Foundation
+public import LatchkeyCore
 
-/// What the browser sign-in screen shows while a sign-in runs.
+/// What the browser, paste and device sign-in screens show while a sign-in runs.
 public struct SignInScreen: Sendable, Equatable {
     public var provider: String
     public var startedAt: Date
+    /// The mode asked for on this screen (nil: the provider's own).
+    public var mode: Provider.RedirectMode?
+    /// Over SSH the screen asks first how to sign in (a browser here would open remotely).
+    public var choosingMode = false
     /// Where the browser was sent (the authorization request), once known.
     public var authorizationURL: URL?
     public var redirectURI: String?
     public var listeningOn: [String] = []
     /// Why no browser could be started, when none could.
     public var browserProblem: String?
-    public var userCode: String?
-    public var verificationURI: String?
+    public var device: DeviceCode?
     public var deviceExpiresAt: Date?
+    /// Paste mode, once the core waits for the redirect URL.
+    public var paste: Paste?
 
-    public init(provider: String, startedAt: Date) {
-        self.provider = provider
-        self.startedAt = startedAt
+    /// The paste line and what it is for.
+    public struct Paste: Sendable, Equatable {
+        public var redirectURI: String
+        public var entry = TextEntry()
+        /// Sent to the core; the screen waits for the sign-in to finish.
+        public var submitted = false
     }
 
-    mutating func apply(_ progress: SignInProgress) {
+    public init(provider: String, startedAt: Date, mode: Provider.RedirectMode? = nil, choosingMode: Bool = false) {
+        self.provider = provider
+        self.startedAt = startedAt
+        self.mode = mode
+        self.choosingMode = choosingMode
+    }
+
+    /// The sign-in runs with a browser and a listener on this machine (so `p` and `d` can switch).
+    var isLoopback: Bool { !choosingMode && device == nil && paste == nil && mode != .paste && mode != .device }
+
+    mutating func apply(_ progress: SignInProgress, now: Date) {
         switch progress {
         case .authorizationStarted(let url, let redirectURI, let listeningOn):
             authorizationURL = url
@@ -27,10 +46,12 @@ public struct SignInScreen: Sendable, Equatable {
             self.listeningOn = listeningOn
         case .browserUnavailable(let reason):
             browserProblem = reason
-        case .deviceCode(let userCode, let verificationURI, let expiresIn):
-            self.userCode = userCode
-            self.verificationURI = verificationURI
-            deviceExpiresAt = startedAt.addingTimeInterval(TimeInterval(expiresIn))
+        case .deviceCode(let code):
+            device = code
+            deviceExpiresAt = now.addingTimeInterval(TimeInterval(code.expiresIn))
+        case .pasteRequested(let url, let redirectURI):
+            authorizationURL = url
+            paste = Paste(redirectURI: redirectURI)
         case .finished, .failed, .cancelled:
             break
         }

@@ -47,6 +47,8 @@ public enum TextStyle: Sendable, Equatable, CaseIterable {
     case error
     case accent
     case link
+    /// QR code modules: light drawn on dark whatever the terminal's colours (see `QRCode.halfBlockLines`).
+    case qrCode
 }
 
 /// One key press, decoded.

@@ -21,6 +21,18 @@ enum Fixtures {
             hasRefreshToken: refreshToken, lastError: lastError)
     }
 
+    /// A firebase provider as the screen lists it.
+    static func firebase(_ name: String) -> ProviderSummary {
+        ProviderSummary(
+            name: name, displayName: "Emulated", issuer: "https://securetoken.google.com/demo",
+            redirectURITemplate: "http://127.0.0.1:PORT/oauth2redirect/\(name)", scopes: [], redirectMode: .loopback, clientID: "demo",
+            isFirebase: true)
+    }
+
+    /// A core provider for the interaction tests (no network is used).
+    static let coreProvider = Provider.firebase(
+        name: "fb", displayName: "Emulated", settings: Provider.Firebase(apiKey: "fake-key", projectID: "demo"), sourceFile: "/fb.toml")
+
     /// A state on the list with providers a and b and the given accounts loaded.
     static func state(
         providers: [ProviderSummary] = [provider("a"), provider("b")], accounts: [AccountSummary] = [],

@@ -91,6 +91,25 @@ struct PtyTerminalTests {
         #expect(terminal.readKey(timeoutMilliseconds: 50) == nil)
     }
 
+    @Test("a post to the inbox ends the wait for a key at once, so async results are drawn without waiting for a tick")
+    func inboxWakesTheLoop() throws {
+        let pty = Pty()
+        let terminal = try NcursesTerminal(terminalType: "xterm-256color", inputDescriptor: pty.slave, outputDescriptor: pty.slave)
+        defer { terminal.close() }
+        let inbox = Inbox(waker: terminal.waker)
+        let clock = ContinuousClock()
+        let started = clock.now
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.05)
+            inbox.post(.failed("done"))
+        }
+        #expect(terminal.readKey(timeoutMilliseconds: 5000) == nil)
+        #expect(clock.now - started < .seconds(2), "woken by the post, not by the 5 s timeout")
+        #expect(inbox.drain().count == 1)
+        pty.type("j")
+        #expect(terminal.readKey(timeoutMilliseconds: 2000) == .character("j"), "keys still arrive after a wake")
+    }
+
     @Test("a window resize arrives as a resize key with the new size")
     func resize() throws {
         let pty = Pty(rows: 24, columns: 80)

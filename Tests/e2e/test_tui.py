@@ -139,3 +139,123 @@ def test_an_unknown_term_falls_back_to_the_plain_status(tmux, lk, idp_a, idp_b):
     assert "unknown here" in text and "latchkey status" in text
     assert "a — IdP A (signed out)" in text
     assert "rc=0" in text
+
+
+# ---- device code, paste and second factor
+
+CODE_LINE = re.compile(r"^\s{3}([0-9A-Za-z-]{4,})\s+\(to copy\)", re.M)
+URL_AFTER_OPEN = re.compile(r"On any device, open\s*(?:\S.*)?\n\s(https?://\S+)")
+
+
+def test_device_code_sign_in_through_the_screen_adds_the_account(tmux, lk, idp_a):
+    lk.add_device_provider("dev", idp_a)
+    open_screen(tmux, lk)
+    tmux.send("Enter")
+    text = tmux.wait_text("(to copy)", timeout=30)
+    assert "Client latchkey-test-device asks to sign in." in text
+    assert "Only continue if you started this yourself" in text
+    assert "▀" in text and "█" in text, "the QR code and the large code are drawn"
+    code = CODE_LINE.search(text).group(1)
+    url = URL_AFTER_OPEN.search(text).group(1)
+    assert url.startswith(idp_a.issuer.rsplit("/o", 1)[0]) and "/device" in url
+    # The person approves on another device: the scripted user agent types the code shown.
+    agent = lk.run_user_agent(url, LATCHKEY_TEST_UA_USER_CODE=code.replace("-", ""))
+    assert agent.returncode == 0, agent
+    text = tmux.wait_for(lambda t: account_row_or_none(t) is not None, timeout=40, what="alice signed in by device code")
+    assert "Signed in to IdP device as alice@example.test" in text
+    tmux.send("q")
+    tmux.wait_for(lambda _: tmux.pane_dead(), what="exit")
+    (account,) = lk.status()
+    assert account["provider"] == "dev" and account["account"] == ALICE
+
+
+def pasted_address(text: str) -> str:
+    """The authorization URL the paste screen drew, its pieces joined (one piece per row)."""
+    rows = text.splitlines()
+    first = next(i for i, row in enumerate(rows) if "1. Open this address" in row) + 2
+    pieces = []
+    for row in rows[first:]:
+        if not row.strip():
+            break
+        pieces.append(row)
+    return "".join(pieces)
+
+
+def test_p_switches_to_pasting_the_redirect_url_which_signs_in(tmux, lk, idp_a, idp_b):
+    two_providers(lk, idp_a, idp_b)
+    # The browser here does nothing: the person signs in on another machine.
+    open_screen(tmux, lk, BROWSER="/bin/true")
+    tmux.send("Enter")
+    tmux.wait_text("p paste URL instead")
+    tmux.send("p")
+    text = tmux.wait_text("Paste it here and press Enter")
+    authorization = pasted_address(text)
+    assert authorization.startswith(idp_a.issuer) and "redirect_uri=" in authorization
+    save = lk.new_save_path()
+    agent = lk.run_user_agent(authorization, LATCHKEY_TEST_UA_TAMPER=f"save={save}")
+    assert agent.returncode == 0, agent
+    url = save.read_text()
+    assert "/oauth2redirect/a?" in url
+    tmux.send("-l", url)
+    text = tmux.wait_text(f"{len(url)} characters")
+    assert url not in text and url[:40] not in text, "only the end of the pasted URL is shown"
+    tmux.send("Enter")
+    text = tmux.wait_for(lambda t: account_row_or_none(t) is not None, timeout=40, what="alice signed in by paste")
+    assert "Signed in to IdP A as alice@example.test" in text
+
+
+def test_firebase_sign_in_with_the_second_phone_through_the_screen(tmux, lk, tmp_path):
+    from emulator_support import Emulator
+
+    seed = {"projectId": "demo-latchkey", "users": [{
+        "localId": "alice", "email": ALICE, "password": "correct horse battery staple",
+        "mfaInfo": [
+            {"mfaEnrollmentId": "work", "displayName": "Work phone", "phoneInfo": "+15555550100"},
+            {"mfaEnrollmentId": "home", "displayName": "Home phone", "phoneInfo": "+15555550199"},
+        ]}]}
+    emulator = Emulator(tmp_path / "emulator", seed).wait_ready()
+    try:
+        emulator.add_provider(lk, "fb", "Emulated")
+        open_screen(tmux, lk)
+        tmux.send("Enter")
+        tmux.wait_text("Email and password")
+        tmux.send("-l", ALICE)
+        tmux.send("Enter")
+        tmux.send("-l", "correct horse battery staple")
+        text = tmux.capture()
+        assert "correct horse" not in text and "•" * 20 in text
+        known = emulator.sessions()
+        tmux.send("Enter")
+        text = tmux.wait_text("Use which one?")
+        assert "1  Work phone  +*******0100" in text and "2  Home phone  +*******0199" in text
+        assert "5555550" not in text, "no unmasked number"
+        tmux.send("2")
+        tmux.wait_text("Code sent to +*******0199 by SMS.")
+        code = emulator.new_code("+15555550199", known)
+        wrong = "000000" if code != "000000" else "111111"
+        tmux.send("-l", wrong)
+        tmux.send("Enter")
+        tmux.wait_text("the verification code is wrong")
+        tmux.send("-l", code)
+        tmux.send("Enter")
+        text = tmux.wait_text("(second factor: phone)", timeout=30)
+        assert "Signed in to Emulated as alice@example.test" in text
+        tmux.send("j")
+        tmux.wait_text("Second factor  phone")
+        # e on the account enrolls a third phone: the code goes to the full number, the screen
+        # shows it masked.
+        tmux.send("e")
+        tmux.wait_text("Enroll a phone as second factor")
+        tmux.send("-l", "+15555550142")
+        tmux.send("Tab")
+        tmux.send("-l", "Desk phone")
+        known = emulator.sessions()
+        tmux.send("Enter")
+        tmux.wait_text("Code sent to +*******0142 by SMS.")
+        tmux.send("-l", emulator.new_code("+15555550142", known))
+        tmux.send("Enter")
+        tmux.wait_text("Enrolled the phone for alice@example.test", timeout=30)
+        (account,) = lk.status()
+        assert account["provider"] == "fb" and account["account"] == ALICE
+    finally:
+        emulator.stop()

@@ -1,6 +1,13 @@
 public import Foundation
 
 extension Provider {
+    /// The `providerId` Identity Platform knows this OpenID provider by when its ID token is the
+    /// first factor of a firebase sign-in (`signInWithIdp`): `google.com` for Google, else
+    /// `oidc.NAME`, the ID given to the provider when it was added to the Firebase project.
+    public var firebaseProviderID: String {
+        issuer == "https://accounts.google.com" ? "google.com" : "oidc.\(name)"
+    }
+
     /// The settings of a `kind = "firebase"` provider (Firebase Authentication / Identity Platform).
     ///
     /// Such a provider is also an OpenID-style issuer: `issuer` is `https://securetoken.google.com/<project>`,

@@ -22,7 +22,7 @@ struct CommandLineSecondFactor: SecondFactorInteraction {
             let other = try catalog.provider(named: name)
             Output.info("First factor: signing in to \(TerminalText.sanitized(other.displayName)).")
             let idToken = try await federatedSignIn(other)
-            return .federated(providerID: Self.firebaseProviderID(for: other), idToken: idToken)
+            return .federated(providerID: other.firebaseProviderID, idToken: idToken)
         }
     }
 
@@ -55,10 +55,6 @@ struct CommandLineSecondFactor: SecondFactorInteraction {
 
     /// Firebase's provider ID for an OpenID provider: `google.com` for Google, else `oidc.NAME`
     /// (the ID an Identity Platform OIDC provider is configured with).
-    static func firebaseProviderID(for provider: Provider) -> String {
-        provider.issuer == "https://accounts.google.com" ? "google.com" : "oidc.\(provider.name)"
-    }
-
     // MARK: - Terminal
 
     static func prompt(_ text: String) -> String? {
