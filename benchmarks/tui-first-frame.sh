@@ -11,7 +11,7 @@ runs=${1:-21}
 if [ -z "${LATCHKEY_BIN:-}" ]; then
     swift build -c release --product latchkey >&2
     # `latchkey` hands everything but the token fast path to `latchkey-cli` beside it.
-    if grep -q '"latchkey-cli"' Package.swift; then swift build -c release --product latchkey-cli >&2; fi
+    swift build -c release --product latchkey-cli >&2
     swift build -c release --product latchkey-vault-stress >&2
     LATCHKEY_BIN=.build/release/latchkey
 fi
