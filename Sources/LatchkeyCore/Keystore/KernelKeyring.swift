@@ -7,13 +7,17 @@ import Foundation
 /// memory (never on disk or in swap), and is destroyed by the kernel when its timeout passes.
 /// That is exactly the protection an agent's UNIX socket gives, without a daemon.
 public enum KernelKeyring {
-    public enum Failure: Error, Equatable, CustomStringConvertible {
+    public enum Failure: LatchkeyError, Equatable {
         /// The kernel or a sandbox (seccomp) refuses keyctl: cache nothing, ask each time.
         case unavailable(String)
 
+        public var category: FailureCategory { .keystore }
+
         public var description: String {
             switch self {
-            case .unavailable(let reason): return "the kernel keyring is unavailable here (\(reason))"
+            case .unavailable(let reason):
+                return "the kernel keyring is unavailable here (\(reason)), so the vault cannot stay unlocked between commands: "
+                    + "each one asks for the passphrase (scripts: LATCHKEY_PASSPHRASE_FILE)"
             }
         }
     }
