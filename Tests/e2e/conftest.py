@@ -97,37 +97,59 @@ def _kill_leftovers():
 # --------------------------------------------------------------------------- the test IdP
 
 
-class IdP:
-    """One run_idp.py process (its own port, database, signing key and requests.log)."""
+class ServerProcess:
+    """A test server started on port 0 that prints `READY <url>` once it listens (the IdP, the
+    Identity Toolkit emulator); its stderr goes to data_dir/stderr.txt; stopped by process group."""
 
-    def __init__(self, name: str, data_dir: Path, *extra: str):
-        self.name = name
+    def __init__(self, label: str, argv: list[str], data_dir: Path):
+        self.label = label
         self.data_dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
         self._stderr = open(data_dir / "stderr.txt", "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, str(IDP_DIR / "run_idp.py"), "--port", "0", "--name", name,
-             "--data-dir", str(data_dir), *extra],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr,
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr,
             start_new_session=True, preexec_fn=_die_with_parent,
         )
         _LIVE_GROUPS.add(self.proc.pid)
-        self.issuer = ""
+        self.url = ""
 
-    def wait_ready(self, timeout: float = 90) -> "IdP":
+    def wait_ready(self, timeout: float = 90):
         deadline = time.monotonic() + timeout
         line = b""
         while time.monotonic() < deadline and self.proc.poll() is None:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 0.2)
-            if ready:
+            if select.select([self.proc.stdout], [], [], 0.2)[0]:
                 line = self.proc.stdout.readline()
                 break
         if not line.startswith(b"READY "):
             self.stop()
             err = (self.data_dir / "stderr.txt").read_text(errors="replace")[-3000:]
-            raise RuntimeError(f"IdP {self.name} did not start (stdout {line!r}):\n{err}")
-        self.issuer = line.split()[1].decode()
+            raise RuntimeError(f"{self.label} did not start (stdout {line!r}):\n{err}")
+        self.url = line.split()[1].decode()
         return self
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        _kill_group(self.proc.pid)
+        self.proc.wait()
+        self._stderr.close()
+
+
+class IdP(ServerProcess):
+    """One run_idp.py process (its own port, database, signing key and requests.log)."""
+
+    def __init__(self, name: str, data_dir: Path, *extra: str):
+        self.name = name
+        super().__init__(f"IdP {name}", [sys.executable, str(IDP_DIR / "run_idp.py"), "--port", "0", "--name", name,
+                                         "--data-dir", str(data_dir), *extra], data_dir)
+
+    @property
+    def issuer(self) -> str:
+        return self.url
 
     @property
     def port(self) -> int:
@@ -164,16 +186,6 @@ class IdP:
         assert row and row[0], "the IdP's database holds no refresh token for this access token"
         return row[0]
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=10)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-        _kill_group(self.proc.pid)
-        self.proc.wait()
-        self._stderr.close()
 
 
 @pytest.fixture(scope="session")

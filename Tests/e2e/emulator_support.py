@@ -14,65 +14,31 @@ The emulator binary is ``latchkey-emulator`` next to the latchkey binary under t
 from __future__ import annotations
 
 import json
-import os
-import select
-import signal
-import subprocess
 import time
 from pathlib import Path
 
 import requests
 
-from conftest import LATCHKEY_BIN, _LIVE_GROUPS, _die_with_parent, _kill_group, Latchkey, Result, Running
+from conftest import LATCHKEY_BIN, Latchkey, Result, Running, ServerProcess
 
 EMULATOR_BIN = LATCHKEY_BIN.parent / "latchkey-emulator"
 
 
-class Emulator:
+class Emulator(ServerProcess):
     """One latchkey-emulator process with its own users, port and signing key."""
 
     def __init__(self, data_dir: Path, seed: dict, *flags: str):
         if not EMULATOR_BIN.exists():
             raise RuntimeError(f"latchkey-emulator not found at {EMULATOR_BIN} (build it with `swift build`)")
-        self.data_dir = data_dir
-        data_dir.mkdir(parents=True, exist_ok=True)
         self.project = seed["projectId"]
+        data_dir.mkdir(parents=True, exist_ok=True)
         seed_file = data_dir / "seed.json"
         seed_file.write_text(json.dumps(seed))
-        self._stderr_path = data_dir / "stderr.txt"
-        self._stderr = open(self._stderr_path, "wb")
-        self.proc = subprocess.Popen(
-            [str(EMULATOR_BIN), "--port", "0", "--seed", str(seed_file), *flags],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr,
-            start_new_session=True, preexec_fn=_die_with_parent,
-        )
-        _LIVE_GROUPS.add(self.proc.pid)
-        self.base_url = ""
+        super().__init__("latchkey-emulator", [str(EMULATOR_BIN), "--port", "0", "--seed", str(seed_file), *flags], data_dir)
 
-    def wait_ready(self, timeout: float = 30) -> "Emulator":
-        deadline = time.monotonic() + timeout
-        line = b""
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            if select.select([self.proc.stdout], [], [], 0.2)[0]:
-                line = self.proc.stdout.readline()
-                break
-        if not line.startswith(b"READY "):
-            self.stop()
-            raise RuntimeError(f"latchkey-emulator did not start (stdout {line!r}):\n"
-                               f"{self._stderr_path.read_text(errors='replace')[-3000:]}")
-        self.base_url = line.split()[1].decode()
-        return self
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=10)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-        _kill_group(self.proc.pid)
-        self.proc.wait()
-        self._stderr.close()
+    @property
+    def base_url(self) -> str:
+        return self.url
 
     # ---- what the emulator knows
 
