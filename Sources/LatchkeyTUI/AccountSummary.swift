@@ -62,12 +62,15 @@ public struct ProviderSummary: Sendable, Equatable {
     public var redirectMode: Provider.RedirectMode
     /// `client_id`: named on the device-code screen, so a person can tell whose request it is.
     public var clientID: String
-    /// A `kind = "firebase"` provider: email and password, then a second factor, in the screen.
+    /// A `kind = "firebase"` provider: a first factor, then a second factor, in the screen.
     public var isFirebase: Bool
+    /// `first_factor = "provider:NAME"`: the OpenID provider whose sign-in is this firebase
+    /// provider's first factor (nil: email and password).
+    public var firstFactorProvider: String?
 
     public init(
         name: String, displayName: String, issuer: String?, redirectURITemplate: String, scopes: [String],
-        redirectMode: Provider.RedirectMode, clientID: String = "", isFirebase: Bool = false
+        redirectMode: Provider.RedirectMode, clientID: String = "", isFirebase: Bool = false, firstFactorProvider: String? = nil
     ) {
         self.name = name
         self.displayName = displayName
@@ -77,12 +80,21 @@ public struct ProviderSummary: Sendable, Equatable {
         self.redirectMode = redirectMode
         self.clientID = clientID
         self.isFirebase = isFirebase
+        self.firstFactorProvider = firstFactorProvider
     }
 
     public init(_ provider: Provider) {
         self.init(
             name: provider.name, displayName: provider.displayName, issuer: provider.issuer,
             redirectURITemplate: provider.redirectURITemplate, scopes: provider.scopes, redirectMode: provider.redirectMode,
-            clientID: provider.clientID, isFirebase: provider.isFirebase)
+            clientID: provider.clientID, isFirebase: provider.isFirebase, firstFactorProvider: provider.firstFactorProviderName)
+    }
+}
+
+extension Provider {
+    /// The NAME of `first_factor = "provider:NAME"`, for a firebase provider that has one.
+    fileprivate var firstFactorProviderName: String? {
+        guard case .provider(let name) = firebase?.firstFactor else { return nil }
+        return name
     }
 }

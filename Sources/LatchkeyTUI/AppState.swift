@@ -245,7 +245,27 @@ public struct AppState: Sendable {
     }
 
     private mutating func handle(_ progress: SecondFactorProgress) -> [Effect] {
+        if case .signIn(let screen) = mode, let firebase = screen.firstFactorOf {
+            switch progress {
+            case .firstFactorSignIn, .enrolled: break
+            case .failed(let provider, _) where provider != firebase: break
+            default:
+                // The first factor's sign-in is over (passed, or failed): back to the firebase screens.
+                mode = .secondFactor(SecondFactorScreen(provider: firebase, purpose: .signIn))
+            }
+        }
         switch progress {
+        case .firstFactorSignIn(let name):
+            // Kept when it is already up: p or d restarted the sign-in in another mode, or the SSH chooser picked one.
+            if case .signIn(let screen) = mode, screen.firstFactorOf != nil, screen.provider == name { return [] }
+            guard case .secondFactor(let screen) = mode, screen.purpose == .signIn else { return [] }
+            mode = .signIn(SignInScreen(provider: name, startedAt: now, firstFactorOf: screen.provider))
+            return []
+        case .firstFactorPassed(let name):
+            guard case .secondFactor(var screen) = mode else { return [] }
+            screen.step = .working("Signed in at \(provider(named: name)?.displayName ?? name); contacting the sign-in service…")
+            mode = .secondFactor(screen)
+            return []
         case .enrolled(let account):
             upsert(account)
             if case .secondFactor = mode { mode = .list }
@@ -339,8 +359,8 @@ public struct AppState: Sendable {
             case .character("d"): chosen = .device
             default: return [.beep]
             }
-            screen = SignInScreen(provider: screen.provider, startedAt: now, mode: chosen)
-            return [.startSignIn(provider: screen.provider, mode: chosen)]
+            screen = screen.restarted(mode: chosen, now: now)
+            return [.startSignIn(provider: screen.signInProvider, mode: chosen)]
         }
         if var paste = screen.paste, !paste.submitted {
             if paste.entry.edit(key) {
@@ -355,8 +375,8 @@ public struct AppState: Sendable {
         // While the browser round trip runs, p and d switch to the other ways to sign in.
         if screen.isLoopback, key == .character("p") || key == .character("d") {
             let chosen: Provider.RedirectMode = key == .character("p") ? .paste : .device
-            screen = SignInScreen(provider: screen.provider, startedAt: now, mode: chosen)
-            return [.cancelSignIn, .startSignIn(provider: screen.provider, mode: chosen)]
+            screen = screen.restarted(mode: chosen, now: now)
+            return [.cancelSignIn, .startSignIn(provider: screen.signInProvider, mode: chosen)]
         }
         return []
     }
@@ -388,6 +408,10 @@ public struct AppState: Sendable {
             providerErrors[provider.name] = nil
             message = nil
             if provider.isFirebase {
+                if isRemote, let first = provider.firstFactorProvider.flatMap(self.provider(named:)), first.redirectMode == .loopback {
+                    mode = .signIn(SignInScreen(provider: first.name, startedAt: now, choosingMode: true, firstFactorOf: provider.name))
+                    return []
+                }
                 mode = .secondFactor(SecondFactorScreen(provider: provider.name, purpose: .signIn))
                 return [.startSignIn(provider: provider.name)]
             }

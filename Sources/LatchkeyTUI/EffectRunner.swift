@@ -135,8 +135,14 @@ final class EffectRunner {
             isFirebase = provider.isFirebase
             let signedIn: (AccountRecord, AccountService.SignInOutcome)
             if isFirebase {
-                signedIn = try await service.signInWithSecondFactor(
-                    provider: provider, interaction: ScreenSecondFactor(inbox: inbox, replies: replies))
+                // `mode` (p or d on the first factor's screen) applies to the first factor's sign-in.
+                let interaction = ScreenSecondFactor(inbox: inbox, replies: replies) { name in
+                    let other = try service.catalog.provider(named: name)
+                    return try await service.federatedFirstFactor(
+                        at: other, mode: mode ?? other.redirectMode, interaction: ScreenInteraction(inbox: inbox, replies: replies),
+                        browser: browser)
+                }
+                signedIn = try await service.signInWithSecondFactor(provider: provider, interaction: interaction)
             } else {
                 signedIn = try await service.signIn(
                     provider: provider, mode: mode ?? provider.redirectMode, interaction: ScreenInteraction(inbox: inbox, replies: replies),
@@ -161,7 +167,8 @@ final class EffectRunner {
         signIn = Task.detached {
             await EffectRunner.enroll(
                 selector, phoneNumber: phoneNumber, displayName: displayName, service: service,
-                interaction: ScreenSecondFactor(inbox: inbox, replies: replies), inbox: inbox)
+                // An enrollment asks for no first factor.
+                interaction: ScreenSecondFactor(inbox: inbox, replies: replies) { _ in throw SecondFactorError.cancelled }, inbox: inbox)
         }
     }
 

@@ -69,6 +69,11 @@ public struct DeviceCode: Sendable, Equatable {
 public enum SecondFactorProgress: Sendable, Equatable {
     /// Email and password are wanted (answered with `PromptAnswer.credentials`).
     case credentialsNeeded
+    /// The first factor is a sign-in at the OpenID provider `provider` (`first_factor = "provider:NAME"`):
+    /// its browser, paste or device screen follows, driven by `SignInProgress`.
+    case firstFactorSignIn(provider: String)
+    /// That sign-in passed; its ID token goes to the firebase provider next.
+    case firstFactorPassed(provider: String)
     /// Pick one of the enrolled factors (answered with `PromptAnswer.hint`).
     case chooseHint([SecondFactorHint])
     /// A code was sent to `hint` (or is expected from its app); `notice` says why it was sent again.

@@ -11,7 +11,9 @@ extension Renderer {
         if let device = screen.device {
             return deviceCode(device, screen: screen, state: state, name: name, width: width, height: height, firstRow: firstRow)
         }
-        var lines: [[Frame.Span]] = [blank(width), line(width) { $0.append(" Sign in to \(name)", .accent) }, blank(width)]
+        // The first factor of a firebase provider says whose: its second factor follows.
+        let purpose = screen.firstFactorOf.map { " (first factor of \(safe(state.provider(named: $0)?.displayName ?? $0)))" } ?? ""
+        var lines: [[Frame.Span]] = [blank(width), line(width) { $0.append(" Sign in to \(name)\(purpose)", .accent) }, blank(width)]
         var links: [Frame.Hyperlink] = []
         if screen.choosingMode {
             let why = "This is an SSH session ($SSH_CONNECTION is set): a browser started here would open on this machine, not on yours."

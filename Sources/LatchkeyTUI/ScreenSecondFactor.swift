@@ -3,19 +3,33 @@ public import LatchkeyCore
 /// The screen's side of a firebase sign-in: the forms are drawn by the loop, the answers come
 /// back through `replies` (the way `ScreenInteraction` gets a pasted URL).
 public struct ScreenSecondFactor: SecondFactorInteraction {
+    /// Runs the sign-in at the OpenID provider named by `first_factor = "provider:NAME"` on the
+    /// browser, paste or device screen (`AccountService.federatedFirstFactor` with a `ScreenInteraction`).
+    public typealias FederatedSignIn = @Sendable (_ providerName: String) async throws -> FirstFactor
+
     let inbox: Inbox
     let replies: PromptReplies
+    let federatedSignIn: FederatedSignIn
 
-    public init(inbox: Inbox, replies: PromptReplies) {
+    public init(inbox: Inbox, replies: PromptReplies, federatedSignIn: @escaping FederatedSignIn) {
         self.inbox = inbox
         self.replies = replies
+        self.federatedSignIn = federatedSignIn
     }
 
     public func firstFactor(for provider: Provider) async throws -> FirstFactor {
-        guard case .password = provider.firebase?.firstFactor else { throw ScreenSignInError.federatedFirstFactor(provider: provider.name) }
-        post(.credentialsNeeded)
-        guard case .credentials(let email, let password) = await replies.next() else { throw SecondFactorError.cancelled }
-        return .password(email: email, password: password)
+        guard let settings = provider.firebase else { throw SecondFactorError.cancelled }
+        switch settings.firstFactor {
+        case .password:
+            post(.credentialsNeeded)
+            guard case .credentials(let email, let password) = await replies.next() else { throw SecondFactorError.cancelled }
+            return .password(email: email, password: password)
+        case .provider(let name):
+            post(.firstFactorSignIn(provider: name))
+            let factor = try await federatedSignIn(name)
+            post(.firstFactorPassed(provider: name))
+            return factor
+        }
     }
 
     public func chooseHint(_ hints: [SecondFactorHint]) async -> SecondFactorHint? {
@@ -46,19 +60,5 @@ public struct ScreenSecondFactor: SecondFactorInteraction {
     private func post(_ progress: SecondFactorProgress) {
         guard !Task.isCancelled else { return }
         inbox.post(.secondFactor(progress))
-    }
-}
-
-/// Sign-in steps the screen leaves to the command line.
-public enum ScreenSignInError: LatchkeyError, Equatable {
-    case federatedFirstFactor(provider: String)
-
-    public var category: FailureCategory { .unavailable }
-
-    public var description: String {
-        switch self {
-        case .federatedFirstFactor(let provider):
-            return "\(provider) signs in first through another provider, which the screen cannot do yet; run `latchkey login \(provider)`"
-        }
     }
 }

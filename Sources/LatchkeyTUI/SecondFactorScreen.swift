@@ -114,7 +114,7 @@ public struct SecondFactorScreen: Sendable, Equatable {
             self.canResend = canResend
         case .failed(_, let problem):
             step = .failed(problem)
-        case .enrolled:
+        case .enrolled, .firstFactorSignIn, .firstFactorPassed:
             break
         }
     }

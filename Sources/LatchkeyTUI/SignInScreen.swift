@@ -19,6 +19,9 @@ public struct SignInScreen: Sendable, Equatable {
     public var deviceExpiresAt: Date?
     /// Paste mode, once the core waits for the redirect URL.
     public var paste: Paste?
+    /// The firebase provider this sign-in is the first factor of (`first_factor = "provider:NAME"`):
+    /// its second-factor screens follow, and starting over starts that provider's sign-in.
+    public var firstFactorOf: String?
 
     /// The paste line and what it is for.
     public struct Paste: Sendable, Equatable {
@@ -28,11 +31,22 @@ public struct SignInScreen: Sendable, Equatable {
         public var submitted = false
     }
 
-    public init(provider: String, startedAt: Date, mode: Provider.RedirectMode? = nil, choosingMode: Bool = false) {
+    public init(
+        provider: String, startedAt: Date, mode: Provider.RedirectMode? = nil, choosingMode: Bool = false, firstFactorOf: String? = nil
+    ) {
         self.provider = provider
         self.startedAt = startedAt
         self.mode = mode
         self.choosingMode = choosingMode
+        self.firstFactorOf = firstFactorOf
+    }
+
+    /// The sign-in `.startSignIn` runs for this screen: the firebase provider's when this is its first factor.
+    var signInProvider: String { firstFactorOf ?? provider }
+
+    /// This screen again from the start, signing in with `mode`.
+    func restarted(mode: Provider.RedirectMode, now: Date) -> SignInScreen {
+        SignInScreen(provider: provider, startedAt: now, mode: mode, firstFactorOf: firstFactorOf)
     }
 
     /// The sign-in runs with a browser and a listener on this machine (so `p` and `d` can switch).

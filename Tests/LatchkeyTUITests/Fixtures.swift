@@ -21,12 +21,12 @@ enum Fixtures {
             hasRefreshToken: refreshToken, lastError: lastError)
     }
 
-    /// A firebase provider as the screen lists it.
-    static func firebase(_ name: String) -> ProviderSummary {
+    /// A firebase provider as the screen lists it; `firstFactor` names its `first_factor = "provider:NAME"`.
+    static func firebase(_ name: String, firstFactor: String? = nil) -> ProviderSummary {
         ProviderSummary(
             name: name, displayName: "Emulated", issuer: "https://securetoken.google.com/demo",
             redirectURITemplate: "http://127.0.0.1:PORT/oauth2redirect/\(name)", scopes: [], redirectMode: .loopback, clientID: "demo",
-            isFirebase: true)
+            isFirebase: true, firstFactorProvider: firstFactor)
     }
 
     /// A core provider for the interaction tests (no network is used).

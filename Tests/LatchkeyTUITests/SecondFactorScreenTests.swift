@@ -205,7 +205,10 @@ struct SecondFactorScreenTests {
     func interaction() async {
         let inbox = Inbox()
         let replies = PromptReplies()
-        let interaction = ScreenSecondFactor(inbox: inbox, replies: replies)
+        let interaction = ScreenSecondFactor(inbox: inbox, replies: replies) { name in
+            Issue.record("a password provider started a sign-in at \(name)")
+            throw SecondFactorError.cancelled
+        }
         replies.deliver(.hint(id: "phone2"))
         #expect(await interaction.chooseHint([work, home]) == home)
         replies.deliver(.code(.resend))

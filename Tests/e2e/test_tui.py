@@ -169,10 +169,10 @@ def test_device_code_sign_in_through_the_screen_adds_the_account(tmux, lk, idp_a
     assert account["provider"] == "dev" and account["account"] == ALICE
 
 
-def pasted_address(text: str) -> str:
-    """The authorization URL the paste screen drew, its pieces joined (one piece per row)."""
+def pasted_address(text: str, after: str = "1. Open this address") -> str:
+    """The authorization URL a sign-in screen drew below `after`, its pieces joined (one piece per row)."""
     rows = text.splitlines()
-    first = next(i for i, row in enumerate(rows) if "1. Open this address" in row) + 2
+    first = next(i for i, row in enumerate(rows) if after in row) + 2
     pieces = []
     for row in rows[first:]:
         if not row.strip():
@@ -257,5 +257,48 @@ def test_firebase_sign_in_with_the_second_phone_through_the_screen(tmux, lk, tmp
         tmux.wait_text("Enrolled the phone for alice@example.test", timeout=30)
         (account,) = lk.status()
         assert account["provider"] == "fb" and account["account"] == ALICE
+    finally:
+        emulator.stop()
+
+
+def test_firebase_sign_in_whose_first_factor_is_the_browser_sign_in_of_another_provider(tmux, lk, idp_a, tmp_path):
+    from emulator_support import Emulator
+
+    # The emulator knows alice by her subject at the test IdP (signInWithIdp, providerId oidc.a).
+    lk.add_provider("a", idp_a)
+    signed_in = lk.login("a")
+    assert signed_in.code == 0, signed_in
+    (first,) = lk.status()
+    seed = {"projectId": "demo-latchkey", "users": [{
+        "localId": "alice", "email": ALICE,
+        "federatedIdentities": [{"providerId": "oidc.a", "rawId": first["subject"]}],
+        "mfaInfo": [{"mfaEnrollmentId": "work", "displayName": "Work phone", "phoneInfo": "+15555550100"}]}]}
+    emulator = Emulator(tmp_path / "emulator", seed).wait_ready()
+    try:
+        path = emulator.add_provider(lk, "fb", "Emulated")
+        path.write_text(path.read_text() + 'first_factor = "provider:a"\n')
+        # The browser here does nothing: the person opens the address the screen shows.
+        open_screen(tmux, lk, BROWSER="/bin/true")
+        tmux.send("G")  # fb, the last row (after a and its account)
+        tmux.send("Enter")
+        text = tmux.wait_text("Sign in to IdP A (first factor of Emulated)")
+        text = tmux.wait_text("If no browser opened, open this address:")
+        authorization = pasted_address(text, after="If no browser opened")
+        assert authorization.startswith(idp_a.issuer) and "redirect_uri=" in authorization
+        known = emulator.sessions()
+        agent = lk.run_user_agent(authorization)
+        assert agent.returncode == 0, agent
+        text = tmux.wait_text("Use which one?", timeout=30)
+        assert "1  Work phone  +*******0100" in text
+        tmux.send("1")
+        tmux.wait_text("Code sent to +*******0100 by SMS.")
+        tmux.send("-l", emulator.new_code("+15555550100", known))
+        tmux.send("Enter")
+        text = tmux.wait_text("(second factor: phone)", timeout=30)
+        assert "Signed in to Emulated as alice@example.test" in text
+        tmux.send("q")
+        tmux.wait_for(lambda _: tmux.pane_dead(), what="exit")
+        accounts = {account["provider"]: account["account"] for account in lk.status()}
+        assert accounts == {"a": ALICE, "fb": ALICE}
     finally:
         emulator.stop()

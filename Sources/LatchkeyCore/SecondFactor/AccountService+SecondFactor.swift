@@ -25,6 +25,18 @@ extension AccountService {
         return (record, try await store(record))
     }
 
+    /// The first factor of a firebase provider with `first_factor = "provider:NAME"`: a whole
+    /// sign-in at the OpenID provider `other` (stored like any other sign-in), whose verified ID
+    /// token goes on to `accounts:signInWithIdp` as `providerId` `other.firebaseProviderID`.
+    public func federatedFirstFactor(
+        at other: Provider, mode: Provider.RedirectMode, interaction: any SignInInteraction, browser: BrowserLauncher,
+        timeout: Duration = .seconds(300)
+    ) async throws -> FirstFactor {
+        let (record, _) = try await signIn(provider: other, mode: mode, interaction: interaction, browser: browser, timeout: timeout)
+        guard let idToken = record.idToken else { throw SignInError.noIDToken(account: record.label) }
+        return .federated(providerID: other.firebaseProviderID, idToken: idToken)
+    }
+
     /// Refreshes a firebase account through securetoken (or its exec plugin): what
     /// `refreshUnderLock` calls instead of `engine.refresh` when `provider.isFirebase`.
     public func refreshSecondFactorAccount(_ record: AccountRecord, provider: Provider) async throws -> AccountRecord {

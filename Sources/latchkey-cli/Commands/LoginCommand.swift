@@ -51,11 +51,9 @@ struct LoginCommand: AsyncParsableCommand {
         let timeout = self.timeout
         let interaction = CommandLineSecondFactor(
             federatedSignIn: { other in
-                let (record, _) = try await service.signIn(
-                    provider: other, mode: other.redirectMode, interaction: CommandLineInteraction(), browser: browser,
+                try await service.federatedFirstFactor(
+                    at: other, mode: other.redirectMode, interaction: CommandLineInteraction(), browser: browser,
                     timeout: .seconds(timeout))
-                guard let idToken = record.idToken else { throw SignInError.noIDToken(account: record.label) }
-                return idToken
             }, catalog: context.catalog)
         var (record, outcome) = try await service.signInWithSecondFactor(provider: provider, interaction: interaction)
         let verb = outcome == .added ? "Signed in" : "Signed in again"

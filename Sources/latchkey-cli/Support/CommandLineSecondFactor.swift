@@ -6,8 +6,9 @@ import LatchkeyCore
 /// Passwords are read without echo from /dev/tty when stdin is a terminal, else as a line from
 /// stdin (scripts and tests). Codes and menu choices are lines on stdin.
 struct CommandLineSecondFactor: SecondFactorInteraction {
-    /// Signs in to the OpenID provider named by `first_factor = "provider:NAME"` and returns its ID token.
-    let federatedSignIn: @Sendable (Provider) async throws -> Secret
+    /// Signs in to the OpenID provider named by `first_factor = "provider:NAME"`
+    /// (`AccountService.federatedFirstFactor`).
+    let federatedSignIn: @Sendable (Provider) async throws -> FirstFactor
     let catalog: ProviderCatalog
 
     func firstFactor(for provider: Provider) async throws -> FirstFactor {
@@ -21,8 +22,7 @@ struct CommandLineSecondFactor: SecondFactorInteraction {
         case .provider(let name):
             let other = try catalog.provider(named: name)
             Output.info("First factor: signing in to \(TerminalText.sanitized(other.displayName)).")
-            let idToken = try await federatedSignIn(other)
-            return .federated(providerID: other.firebaseProviderID, idToken: idToken)
+            return try await federatedSignIn(other)
         }
     }
 
@@ -53,8 +53,6 @@ struct CommandLineSecondFactor: SecondFactorInteraction {
         return .code(Secret(answer))
     }
 
-    /// Firebase's provider ID for an OpenID provider: `google.com` for Google, else `oidc.NAME`
-    /// (the ID an Identity Platform OIDC provider is configured with).
     // MARK: - Terminal
 
     static func prompt(_ text: String) -> String? {
