@@ -8,6 +8,17 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// JOSE/vault cryptography and an HTTP/1 server on loopback: the core (its redirect listener) and
+/// the emulator both need them.
+let cryptoAndLoopbackHTTP: [Target.Dependency] = [
+    .product(name: "Crypto", package: "swift-crypto"),
+    .product(name: "CryptoExtras", package: "swift-crypto"),
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+]
+
 let package = Package(
     name: "Latchkey",
     platforms: [.macOS(.v15)],
@@ -33,15 +44,9 @@ let package = Package(
                 "CLatchkeySys",
                 "CLatchkeySecret",
                 "LatchkeyEssentials",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
-            ],
+            ] + cryptoAndLoopbackHTTP,
             swiftSettings: strictSettings
         ),
         // Small C wrappers for syscalls Swift cannot call (variadic or macro-only).
@@ -85,14 +90,7 @@ let package = Package(
         // A loopback emulator of the Firebase Auth / Identity Platform REST endpoints (second factor).
         .target(
             name: "IdentityToolkitEmulator",
-            dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ],
+            dependencies: cryptoAndLoopbackHTTP,
             swiftSettings: strictSettings
         ),
         // Thin executable serving the emulator on a loopback port.
