@@ -99,16 +99,30 @@ let package = Package(
             dependencies: ["IdentityToolkitEmulator"],
             swiftSettings: strictSettings
         ),
+        // The fakes the tests share: recording transport, fixed clock, in-memory keystore, a
+        // scripted person, browser and listener, and an issuer that signs ID tokens.
+        .target(
+            name: "LatchkeyTestSupport",
+            dependencies: [
+                "LatchkeyCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/LatchkeyTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "SecondFactorTests",
-            dependencies: ["LatchkeyCore", "IdentityToolkitEmulator"],
+            dependencies: ["LatchkeyCore", "LatchkeyTestSupport", "IdentityToolkitEmulator"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "LatchkeyTUITests", dependencies: ["LatchkeyTUI", "CNcursesw", "LatchkeyCore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "LatchkeyTUITests", dependencies: ["LatchkeyTUI", "CNcursesw", "LatchkeyCore", "LatchkeyTestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "LatchkeyCoreTests",
-            dependencies: ["LatchkeyCore"],
+            dependencies: ["LatchkeyCore", "LatchkeyTestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

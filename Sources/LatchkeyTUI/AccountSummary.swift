@@ -59,7 +59,7 @@ public struct ProviderSummary: Sendable, Equatable {
     public var issuer: String?
     public var redirectURITemplate: String
     public var scopes: [String]
-    public var redirectMode: Provider.RedirectMode
+    public var redirectMode: OAuthClient.RedirectMode
     /// `client_id`: named on the device-code screen, so a person can tell whose request it is.
     public var clientID: String
     /// A `kind = "firebase"` provider: a first factor, then a second factor, in the screen.
@@ -70,7 +70,7 @@ public struct ProviderSummary: Sendable, Equatable {
 
     public init(
         name: String, displayName: String, issuer: String?, redirectURITemplate: String, scopes: [String],
-        redirectMode: Provider.RedirectMode, clientID: String = "", isFirebase: Bool = false, firstFactorProvider: String? = nil
+        redirectMode: OAuthClient.RedirectMode, clientID: String = "", isFirebase: Bool = false, firstFactorProvider: String? = nil
     ) {
         self.name = name
         self.displayName = displayName
@@ -84,17 +84,18 @@ public struct ProviderSummary: Sendable, Equatable {
     }
 
     public init(_ provider: Provider) {
-        self.init(
-            name: provider.name, displayName: provider.displayName, issuer: provider.issuer,
-            redirectURITemplate: provider.redirectURITemplate, scopes: provider.scopes, redirectMode: provider.redirectMode,
-            clientID: provider.clientID, isFirebase: provider.isFirebase, firstFactorProvider: provider.firstFactorProviderName)
-    }
-}
-
-extension Provider {
-    /// The NAME of `first_factor = "provider:NAME"`, for a firebase provider that has one.
-    fileprivate var firstFactorProviderName: String? {
-        guard case .provider(let name) = firebase?.firstFactor else { return nil }
-        return name
+        switch provider.kind {
+        case .oidc(let client), .oauth2(let client):
+            self.init(
+                name: provider.name, displayName: provider.displayName, issuer: client.issuer,
+                redirectURITemplate: provider.oauth?.redirectURITemplate ?? "", scopes: client.scopes, redirectMode: client.redirectMode,
+                clientID: client.clientID)
+        case .firebase(let settings):
+            var firstFactor: String?
+            if case .provider(let name) = settings.firstFactor { firstFactor = name }
+            self.init(
+                name: provider.name, displayName: provider.displayName, issuer: settings.issuer, redirectURITemplate: "—", scopes: [],
+                redirectMode: .loopback, clientID: settings.projectID, isFirebase: true, firstFactorProvider: firstFactor)
+        }
     }
 }

@@ -227,11 +227,16 @@ public struct AppState: Sendable {
             default: break
             }
             return [.loadAccounts]
-        case .failed(let provider, let reason):
-            providerErrors[provider] = reason
+        case .failed(let provider, let problem):
+            // A firebase sign-in (or its first factor's): its screen shows what went wrong and what to do next.
+            if case .secondFactor = mode { return handle(SecondFactorProgress.failed(provider: provider, problem)) }
+            if case .signIn(let screen) = mode, screen.firstFactorOf != nil {
+                return handle(SecondFactorProgress.failed(provider: provider, problem))
+            }
+            providerErrors[provider] = problem.message
             guard case .signIn(let screen) = mode, screen.provider == provider else { return [] }
             mode = .list
-            message = Message(text: "Sign-in failed: \(reason)", isError: true)
+            message = Message(text: "Sign-in failed: \(problem.message)", isError: true)
             return []
         case .cancelled:
             if case .signIn = mode { mode = .list }
@@ -352,7 +357,7 @@ public struct AppState: Sendable {
             return screen.choosingMode ? [] : [.cancelSignIn]
         }
         if screen.choosingMode {
-            let chosen: Provider.RedirectMode
+            let chosen: OAuthClient.RedirectMode
             switch key {
             case .enter, .character("b"): chosen = .loopback
             case .character("p"): chosen = .paste
@@ -374,7 +379,7 @@ public struct AppState: Sendable {
         }
         // While the browser round trip runs, p and d switch to the other ways to sign in.
         if screen.isLoopback, key == .character("p") || key == .character("d") {
-            let chosen: Provider.RedirectMode = key == .character("p") ? .paste : .device
+            let chosen: OAuthClient.RedirectMode = key == .character("p") ? .paste : .device
             screen = screen.restarted(mode: chosen, now: now)
             return [.cancelSignIn, .startSignIn(provider: screen.signInProvider, mode: chosen)]
         }

@@ -6,7 +6,6 @@ import LatchkeyCore
 final class EffectRunner {
     private let inbox: Inbox
     private let service: AccountService
-    private let browser: BrowserLauncher
     private let typedPassphrase: TypedPassphrase?
     private let vaultPath: String
     private let driver: any TerminalDriver
@@ -16,12 +15,10 @@ final class EffectRunner {
     private var tasks: [Task<Void, Never>] = []
 
     init(
-        inbox: Inbox, service: AccountService, browser: BrowserLauncher, typedPassphrase: TypedPassphrase?, vaultPath: String,
-        driver: any TerminalDriver
+        inbox: Inbox, service: AccountService, typedPassphrase: TypedPassphrase?, vaultPath: String, driver: any TerminalDriver
     ) {
         self.inbox = inbox
         self.service = service
-        self.browser = browser
         self.typedPassphrase = typedPassphrase
         self.vaultPath = vaultPath
         self.driver = driver
@@ -116,74 +113,46 @@ final class EffectRunner {
         }
     }
 
-    private func startSignIn(_ name: String, mode: Provider.RedirectMode?) {
+    private func startSignIn(_ name: String, mode: OAuthClient.RedirectMode?) {
         signIn?.cancel()
         replies.reset()
-        let (service, browser, inbox, replies) = (service, browser, inbox, replies)
+        let interaction = ScreenInteraction(inbox: inbox, replies: replies)
+        let (service, inbox) = (service, inbox)
         signIn = Task.detached {
-            await EffectRunner.signIn(to: name, mode: mode, service: service, browser: browser, inbox: inbox, replies: replies)
+            await EffectRunner.signIn(to: name, mode: mode, service: service, interaction: interaction, inbox: inbox)
         }
     }
 
+    /// `mode` (p or d on a browser screen) applies to the browser sign-in, which for a firebase
+    /// provider is its first factor's.
     private static func signIn(
-        to name: String, mode: Provider.RedirectMode?, service: AccountService, browser: BrowserLauncher, inbox: Inbox,
-        replies: PromptReplies
+        to name: String, mode: OAuthClient.RedirectMode?, service: AccountService, interaction: ScreenInteraction, inbox: Inbox
     ) async {
-        var isFirebase = false
         do {
-            let provider: Provider = try service.catalog.provider(named: name)
-            isFirebase = provider.isFirebase
-            let signedIn: (AccountRecord, AccountService.SignInOutcome)
-            if isFirebase {
-                // `mode` (p or d on the first factor's screen) applies to the first factor's sign-in.
-                let interaction = ScreenSecondFactor(inbox: inbox, replies: replies) { name in
-                    let other = try service.catalog.provider(named: name)
-                    return try await service.federatedFirstFactor(
-                        at: other, mode: mode ?? other.redirectMode, interaction: ScreenInteraction(inbox: inbox, replies: replies),
-                        browser: browser)
-                }
-                signedIn = try await service.signInWithSecondFactor(provider: provider, interaction: interaction)
-            } else {
-                signedIn = try await service.signIn(
-                    provider: provider, mode: mode ?? provider.redirectMode, interaction: ScreenInteraction(inbox: inbox, replies: replies),
-                    browser: browser)
-            }
-            inbox.post(.signIn(.finished(AccountSummary(signedIn.0), added: signedIn.1 == .added)))
+            let provider = try service.catalog.provider(named: name)
+            let (record, outcome) = try await service.signIn(provider: provider, mode: mode, interaction: interaction)
+            inbox.post(.signIn(.finished(AccountSummary(record), added: outcome == .added)))
         } catch {
             // A cancelled sign-in was left by the screen already (Esc, or p/d started another).
             guard !Task.isCancelled else { return }
-            if isFirebase {
-                inbox.post(.secondFactor(.failed(provider: name, problem(error))))
-            } else {
-                inbox.post(.signIn(.failed(provider: name, message: describe(error))))
-            }
+            inbox.post(.signIn(.failed(provider: name, problem(error))))
         }
     }
 
     private func enroll(_ selector: AccountSelector, phoneNumber: String, displayName: String?) {
         signIn?.cancel()
         replies.reset()
-        let (service, inbox, replies) = (service, inbox, replies)
+        let interaction = ScreenInteraction(inbox: inbox, replies: replies)
+        let (service, inbox) = (service, inbox)
         signIn = Task.detached {
-            await EffectRunner.enroll(
-                selector, phoneNumber: phoneNumber, displayName: displayName, service: service,
-                // An enrollment asks for no first factor.
-                interaction: ScreenSecondFactor(inbox: inbox, replies: replies) { _ in throw SecondFactorError.cancelled }, inbox: inbox)
-        }
-    }
-
-    private static func enroll(
-        _ selector: AccountSelector, phoneNumber: String, displayName: String?, service: AccountService,
-        interaction: ScreenSecondFactor, inbox: Inbox
-    ) async {
-        do {
-            let record = try await service.enrollPhone(selector, phoneNumber: phoneNumber, displayName: displayName) { masked in
-                await interaction.enrollmentCode(maskedNumber: masked, displayName: displayName)
+            do {
+                let record = try await service.enrollPhone(
+                    selector, phoneNumber: phoneNumber, displayName: displayName, interaction: interaction)
+                inbox.post(.secondFactor(.enrolled(AccountSummary(record))))
+            } catch {
+                guard !Task.isCancelled else { return }
+                inbox.post(.secondFactor(.failed(provider: selector.provider, EffectRunner.problem(error))))
             }
-            inbox.post(.secondFactor(.enrolled(AccountSummary(record))))
-        } catch {
-            guard !Task.isCancelled else { return }
-            inbox.post(.secondFactor(.failed(provider: selector.provider, problem(error))))
         }
     }
 

@@ -36,7 +36,8 @@ public enum SignInProgress: Sendable, Equatable {
     /// Paste mode: the core waits for the final redirect URL (answered with `PromptAnswer.redirectURL`).
     case pasteRequested(url: URL, redirectURI: String)
     case finished(AccountSummary, added: Bool)
-    case failed(provider: String, message: String)
+    /// The sign-in stopped; on a second-factor screen `problem.recovery` says what to offer next.
+    case failed(provider: String, SecondFactorProgress.Problem)
     case cancelled
 }
 
@@ -113,7 +114,7 @@ public enum Effect: Sendable, Equatable {
     case unlock(Secret)
     case loadAccounts
     /// Sign in to the provider; `mode` overrides its redirect mode (paste or device chosen on screen).
-    case startSignIn(provider: String, mode: Provider.RedirectMode? = nil)
+    case startSignIn(provider: String, mode: OAuthClient.RedirectMode? = nil)
     /// Hand the person's answer to the sign-in waiting for it.
     case answer(PromptAnswer)
     /// Enroll a phone for a signed-in firebase account (the code is asked on screen).

@@ -22,7 +22,7 @@ public enum Screen {
     /// `typedPassphrase` is the keystore's passphrase provider when the vault is to be unlocked
     /// by a prompt in the screen; nil when it is unlocked otherwise (`LATCHKEY_PASSPHRASE_FILE`).
     public static func run(
-        environment: [String: String], catalog: ProviderCatalog, keystore: any Keystore, typedPassphrase: TypedPassphrase?
+        environment: [String: String], service: AccountService, typedPassphrase: TypedPassphrase?
     ) throws(ScreenError) -> Outcome {
         // Handlers first: ncurses then leaves INT/TERM/HUP alone (it only takes over SIG_DFL) and
         // keeps SIGWINCH, which it turns into KEY_RESIZE.
@@ -36,10 +36,10 @@ public enum Screen {
         defer { terminal.close() }
 
         let inbox = Inbox(waker: terminal.waker)
-        let service = AccountService(catalog: catalog, keystore: keystore, engine: SignInEngine(transport: LiveHTTPTransport()))
         let runner = EffectRunner(
-            inbox: inbox, service: service, browser: BrowserLauncher(environment: environment), typedPassphrase: typedPassphrase,
-            vaultPath: LatchkeyPaths(environment: environment).vaultFile, driver: terminal)
+            inbox: inbox, service: service, typedPassphrase: typedPassphrase, vaultPath: LatchkeyPaths(environment: environment).vaultFile,
+            driver: terminal)
+        let catalog = service.catalog
         defer { runner.cancelAll() }
         var state = AppState(providers: catalog.providers.map(ProviderSummary.init), now: Date(), size: terminal.size)
         state.isRemote = !(environment["SSH_CONNECTION"] ?? "").isEmpty

@@ -6,7 +6,7 @@ public struct SignInScreen: Sendable, Equatable {
     public var provider: String
     public var startedAt: Date
     /// The mode asked for on this screen (nil: the provider's own).
-    public var mode: Provider.RedirectMode?
+    public var mode: OAuthClient.RedirectMode?
     /// Over SSH the screen asks first how to sign in (a browser here would open remotely).
     public var choosingMode = false
     /// Where the browser was sent (the authorization request), once known.
@@ -32,7 +32,7 @@ public struct SignInScreen: Sendable, Equatable {
     }
 
     public init(
-        provider: String, startedAt: Date, mode: Provider.RedirectMode? = nil, choosingMode: Bool = false, firstFactorOf: String? = nil
+        provider: String, startedAt: Date, mode: OAuthClient.RedirectMode? = nil, choosingMode: Bool = false, firstFactorOf: String? = nil
     ) {
         self.provider = provider
         self.startedAt = startedAt
@@ -45,7 +45,7 @@ public struct SignInScreen: Sendable, Equatable {
     var signInProvider: String { firstFactorOf ?? provider }
 
     /// This screen again from the start, signing in with `mode`.
-    func restarted(mode: Provider.RedirectMode, now: Date) -> SignInScreen {
+    func restarted(mode: OAuthClient.RedirectMode, now: Date) -> SignInScreen {
         SignInScreen(provider: provider, startedAt: now, mode: mode, firstFactorOf: firstFactorOf)
     }
 

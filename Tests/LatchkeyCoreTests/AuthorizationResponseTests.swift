@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
@@ -15,7 +16,7 @@ struct AuthorizationResponseTests {
     }
 
     static func pending(
-        provider: Provider = .testing(name: "example"), requiresIssuerParameter: Bool = false
+        provider: OAuthProvider = .testing(name: "example"), requiresIssuerParameter: Bool = false
     ) -> PendingAuthorization {
         PendingAuthorization(
             provider: provider, metadata: metadata(issuer: provider.issuer, requiresIssuerParameter: requiresIssuerParameter),
@@ -157,7 +158,7 @@ struct AuthorizationResponseTests {
 
     @Test("any iss is rejected when no issuer is configured")
     func issuerWithoutConfiguredIssuer() {
-        let pending = Self.pending(provider: .testing(name: "plain", kind: .oauth2, issuer: nil))
+        let pending = Self.pending(provider: .testing(name: "plain", issuer: nil, isOpenID: false))
         let query = FormEncoding.encode([("code", "abc"), ("state", pending.state.exposedValue), ("iss", "https://idp.example.com")])
         #expect {
             try pending.validate(Self.request(pending, query: query))
@@ -268,7 +269,7 @@ struct AuthorizationResponseTests {
 
     @Test("the authorization URL carries PKCE S256, state, nonce, the exact redirect_uri and the extra parameters")
     func authorizationURLForOIDC() throws {
-        let provider = Provider.testing(
+        let provider = OAuthProvider.testing(
             name: "example", scopes: ["openid", "email", "profile"],
             extraAuthorizationParameters: ["prompt": "select_account consent", "login_hint": "alice+test@example.com"])
         let pending = Self.pending(provider: provider)
@@ -293,7 +294,7 @@ struct AuthorizationResponseTests {
 
     @Test("an oauth2 authorization URL has no nonce")
     func authorizationURLForOAuth2() throws {
-        let pending = Self.pending(provider: .testing(name: "plain", kind: .oauth2, issuer: nil, scopes: ["read:user"]))
+        let pending = Self.pending(provider: .testing(name: "plain", issuer: nil, scopes: ["read:user"], isOpenID: false))
         #expect(pending.nonce == nil)
         let query = try Self.queryItems(pending.authorizationURL)
         #expect(query["nonce"] == nil)
@@ -303,7 +304,7 @@ struct AuthorizationResponseTests {
 
     @Test("query parameters already in the authorization endpoint are kept")
     func endpointQueryKept() throws {
-        let provider = Provider.testing(name: "b2c")
+        let provider = OAuthProvider.testing(name: "b2c")
         let metadata = ServerMetadata(
             issuer: provider.issuer, authorizationEndpoint: URL(string: "https://tenant.example.com/authorize?p=B2C_1_signin")!,
             tokenEndpoint: URL(string: "https://tenant.example.com/token")!)

@@ -18,8 +18,9 @@ struct ProviderFileParserTests {
         }
     }
 
-    func provider(_ text: String) throws -> Provider {
-        try parse(text).get()
+    /// The OAuth view of an `oidc` or `oauth2` file.
+    func provider(_ text: String) throws -> OAuthProvider {
+        try #require(try parse(text).get().oauth)
     }
 
     // MARK: - Valid files
@@ -27,10 +28,10 @@ struct ProviderFileParserTests {
     @Test("a file that sets every key parses into every field")
     func fullFile() throws {
         let path = try Fixture.url("providers/example-idp.toml").path
-        let provider = try ProviderFileParser().parse(try Fixture.text("providers/example-idp.toml"), file: path).get()
+        let provider = try #require(try ProviderFileParser().parse(try Fixture.text("providers/example-idp.toml"), file: path).get().oauth)
         #expect(provider.name == "example-idp")
         #expect(provider.displayName == "Example IdP")
-        #expect(provider.kind == .oidc)
+        #expect(provider.isOpenID)
         #expect(provider.issuer == "https://idp.example.com/realms/main")
         let base = "https://idp.example.com/realms/main/protocol/openid-connect"
         #expect(provider.endpoints.authorization?.absoluteString == base + "/auth")
@@ -46,8 +47,8 @@ struct ProviderFileParserTests {
         #expect(provider.redirectMode == .paste)
         #expect(provider.loopbackHost == .ipv6)
         #expect(provider.redirectPath == "/callback/example")
-        #expect(provider.accountIDField == "preferred_username")
-        #expect(provider.accountNameField == "name")
+        #expect(provider.accountFields.id == "preferred_username")
+        #expect(provider.accountFields.name == "name")
         #expect(provider.sourceFile == path)
         #expect(provider.redirectURI(port: 50123) == "http://[::1]:50123/callback/example")
     }
@@ -67,8 +68,8 @@ struct ProviderFileParserTests {
         #expect(provider.scopes == ["openid"])
         #expect(provider.extraAuthorizationParameters.isEmpty)
         #expect(provider.clientSecret == nil)
-        #expect(provider.accountIDField == "sub")
-        #expect(provider.accountNameField == "email")
+        #expect(provider.accountFields.id == "sub")
+        #expect(provider.accountFields.name == "email")
         #expect(provider.redirectURI(port: 4711) == "http://127.0.0.1:4711/oauth2redirect/test")
         #expect(provider.redirectURITemplate == "http://127.0.0.1:PORT/oauth2redirect/test")
     }
@@ -95,7 +96,7 @@ struct ProviderFileParserTests {
             token_endpoint = "https://git.example.com/login/oauth/access_token"
             scopes = ["read:user"]
             """)
-        #expect(provider.kind == .oauth2)
+        #expect(!provider.isOpenID)
         #expect(provider.issuer == nil)
         #expect(provider.scopes == ["read:user"])
     }

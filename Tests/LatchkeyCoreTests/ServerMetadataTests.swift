@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
@@ -15,10 +16,10 @@ struct ServerMetadataTests {
         try JSONDecoder().decode(DiscoveryDocument.self, from: Data(json.utf8))
     }
 
-    static func discoveringProvider(issuer: String = issuer, kind: Provider.Kind = .oidc, endpoints: Provider.Endpoints = .init())
-        -> Provider
+    static func discoveringProvider(issuer: String = issuer, isOpenID: Bool = true, endpoints: OAuthClient.Endpoints = .init())
+        -> OAuthProvider
     {
-        .testing(name: "example", kind: kind, issuer: issuer, endpoints: endpoints)
+        .testing(name: "example", issuer: issuer, endpoints: endpoints, isOpenID: isOpenID)
     }
 
     @Test("a discovery document for the configured issuer gives every endpoint and the iss promise")
@@ -48,7 +49,7 @@ struct ServerMetadataTests {
 
     @Test("explicit endpoints from the provider file override discovered ones")
     func explicitOverride() throws {
-        let endpoints = Provider.Endpoints(
+        let endpoints = OAuthClient.Endpoints(
             token: URL(string: "https://proxy.example.com/token"), userinfo: URL(string: "https://api.example.com/me"))
         let metadata = try ServerMetadata.resolve(
             provider: Self.discoveringProvider(endpoints: endpoints), document: try Self.document("idp-example.json"))
@@ -101,11 +102,11 @@ struct ServerMetadataTests {
 
     @Test("a provider file listing every endpoint needs no discovery document")
     func noDiscovery() throws {
-        let provider = Provider.testing(
-            name: "github", kind: .oauth2, issuer: nil,
+        let provider = OAuthProvider.testing(
+            name: "github", issuer: nil,
             endpoints: .init(
                 authorization: URL(string: "https://github.com/login/oauth/authorize"),
-                token: URL(string: "https://github.com/login/oauth/access_token")))
+                token: URL(string: "https://github.com/login/oauth/access_token")), isOpenID: false)
         #expect(ServerMetadata.discoveryURL(for: provider) == nil)
         let metadata = try ServerMetadata.resolve(provider: provider, document: nil)
         #expect(metadata.issuer == nil)
@@ -127,15 +128,15 @@ struct ServerMetadataTests {
     @Test("an oauth2 issuer's well-known segment goes before its path (RFC 8414 §3.1)")
     func oauth2DiscoveryURL() {
         #expect(
-            ServerMetadata.discoveryURL(for: Self.discoveringProvider(issuer: "https://as.example.com/tenant1", kind: .oauth2))?
+            ServerMetadata.discoveryURL(for: Self.discoveringProvider(issuer: "https://as.example.com/tenant1", isOpenID: false))?
                 .absoluteString
                 == "https://as.example.com/.well-known/oauth-authorization-server/tenant1")
         #expect(
-            ServerMetadata.discoveryURL(for: Self.discoveringProvider(issuer: "https://as.example.com/tenant1/", kind: .oauth2))?
+            ServerMetadata.discoveryURL(for: Self.discoveringProvider(issuer: "https://as.example.com/tenant1/", isOpenID: false))?
                 .absoluteString
                 == "https://as.example.com/.well-known/oauth-authorization-server/tenant1")
         #expect(
-            ServerMetadata.discoveryURL(for: Self.discoveringProvider(issuer: "https://as.example.com", kind: .oauth2))?.absoluteString
+            ServerMetadata.discoveryURL(for: Self.discoveringProvider(issuer: "https://as.example.com", isOpenID: false))?.absoluteString
                 == "https://as.example.com/.well-known/oauth-authorization-server")
     }
 }

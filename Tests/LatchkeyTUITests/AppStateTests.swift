@@ -58,7 +58,7 @@ struct AppStateTests {
     func failedSignIn() {
         var state = Fixtures.state()
         _ = state.handle(.key(.enter))
-        _ = state.handle(.signIn(.failed(provider: "a", message: "access_denied")))
+        _ = state.handle(.signIn(.failed(provider: "a", .init(message: "access_denied", recovery: .none))))
         #expect(state.mode == .list)
         #expect(state.providerErrors["a"] == "access_denied")
         #expect(state.message?.isError == true)

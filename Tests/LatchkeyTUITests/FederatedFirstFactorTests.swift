@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyTUI
@@ -100,18 +101,16 @@ struct FederatedFirstFactorTests {
         #expect(state.mode == .list)
     }
 
-    @Test("the interaction announces the first factor's sign-in, runs it for the provider named, and returns its factor")
+    @Test("the screen's interaction announces the first factor's sign-in and its end to the loop")
     func interaction() async throws {
         let inbox = Inbox()
-        let settings = Provider.Firebase(apiKey: "fake-key", projectID: "demo", firstFactor: .provider("corp"))
-        let provider = Provider.firebase(name: "fb", displayName: "Emulated", settings: settings, sourceFile: "/fb.toml")
+        let settings = FirebaseSettings(apiKey: "fake-key", projectID: "demo", firstFactor: .provider("corp"))
+        let provider = Provider.firebaseTesting(name: "fb", settings: settings)
         #expect(ProviderSummary(provider).firstFactorProvider == "corp")
-        let factor = FirstFactor.federated(providerID: "oidc.corp", idToken: Secret("fake-id-token"))
-        let interaction = ScreenSecondFactor(inbox: inbox, replies: PromptReplies()) { name in
-            #expect(name == "corp")
-            return factor
-        }
-        #expect(try await interaction.firstFactor(for: provider) == factor)
+        let corp = try #require(Provider.testing(name: "corp").oauth)
+        let interaction = ScreenInteraction(inbox: inbox, replies: PromptReplies())
+        await interaction.federatedSignInStarted(at: corp, for: try #require(provider.firebase))
+        await interaction.federatedSignInPassed(at: corp, for: try #require(provider.firebase))
         let events = inbox.drain().compactMap { event -> SecondFactorProgress? in
             guard case .secondFactor(let progress) = event else { return nil }
             return progress

@@ -30,8 +30,9 @@ enum Fixtures {
     }
 
     /// A core provider for the interaction tests (no network is used).
-    static let coreProvider = Provider.firebase(
-        name: "fb", displayName: "Emulated", settings: Provider.Firebase(apiKey: "fake-key", projectID: "demo"), sourceFile: "/fb.toml")
+    static let coreProvider = Provider(
+        name: "fb", displayName: "Emulated", kind: .firebase(FirebaseSettings(apiKey: "fake-key", projectID: "demo")),
+        sourceFile: "/fb.toml")
 
     /// A state on the list with providers a and b and the given accounts loaded.
     static func state(

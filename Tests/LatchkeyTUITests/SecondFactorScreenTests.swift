@@ -205,15 +205,12 @@ struct SecondFactorScreenTests {
     func interaction() async {
         let inbox = Inbox()
         let replies = PromptReplies()
-        let interaction = ScreenSecondFactor(inbox: inbox, replies: replies) { name in
-            Issue.record("a password provider started a sign-in at \(name)")
-            throw SecondFactorError.cancelled
-        }
+        let interaction = ScreenInteraction(inbox: inbox, replies: replies)
         replies.deliver(.hint(id: "phone2"))
         #expect(await interaction.chooseHint([work, home]) == home)
         replies.deliver(.code(.resend))
         let session = VerificationSession(sessionInfo: Secret("s"), hint: home)
-        #expect(await interaction.enterCode(for: session, problem: .wrongCode) == .resend)
+        #expect(await interaction.enterCode(for: session, problem: SecondFactorError.wrongCode) == .resend)
         let events = inbox.drain()
         #expect(events.count == 2)
         guard case .secondFactor(.codeNeeded(let hint, let problem, let canResend)) = events.last else {

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyTUI
@@ -147,7 +148,7 @@ struct SignInModeTests {
         let inbox = Inbox()
         let replies = PromptReplies()
         let interaction = ScreenInteraction(inbox: inbox, replies: replies)
-        let provider = Fixtures.coreProvider
+        let provider = try #require(Provider.testing(name: "a").oauth)
         async let line = interaction.pasteRedirectURL(url: URL(string: "http://idp/a")!, provider: provider, redirectURI: "r")
         while inbox.drain().isEmpty { try await Task.sleep(for: .milliseconds(5)) }
         replies.deliver(.redirectURL("http://127.0.0.1:5/r?code=x  "))

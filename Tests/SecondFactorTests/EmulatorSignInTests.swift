@@ -1,5 +1,6 @@
 import Foundation
 import IdentityToolkitEmulator
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
@@ -15,8 +16,8 @@ struct EmulatorSignInTests {
     func withoutMFA() async throws {
         let harness = try await EmulatorHarness.start()
         defer { Task { await harness.stop() } }
-        let person = ScriptedPerson(.password("alice"), answer: { _, _ in .cancel })
-        let (record, outcome) = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+        let person = ScriptedPerson(credentials: .seeded("alice"), answer: { _, _ in .cancel })
+        let (record, outcome) = try await harness.service.signIn(provider: harness.provider, interaction: person)
         #expect(outcome == .added)
         #expect(record.issuer == "https://securetoken.google.com/demo-latchkey")
         #expect(record.subject == "alice-uid")
@@ -34,8 +35,8 @@ struct EmulatorSignInTests {
     func chooseEachFactor(enrollment: String) async throws {
         let harness = try await EmulatorHarness.start()
         defer { Task { await harness.stop() } }
-        let person = ScriptedPerson(.password("bob"), choose: { $0.first { $0.id == enrollment } }, answer: Self.honest(harness))
-        let (record, _) = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+        let person = ScriptedPerson(credentials: .seeded("bob"), choose: { $0.first { $0.id == enrollment } }, answer: Self.honest(harness))
+        let (record, _) = try await harness.service.signIn(provider: harness.provider, interaction: person)
         let hints = try #require(person.log.hintsShown.first)
         #expect(hints.map(\.phoneNumber) == ["+*******0100", "+********0123", nil])
         #expect(hints.map(\.kind) == [.phone, .phone, .totp])
@@ -50,14 +51,14 @@ struct EmulatorSignInTests {
     func wrongThenRight() async throws {
         let harness = try await EmulatorHarness.start()
         defer { Task { await harness.stop() } }
-        let person = ScriptedPerson(.password("bob")) { session, attempt in
+        let person = ScriptedPerson(credentials: .seeded("bob")) { session, attempt in
             guard attempt > 1, let code = harness.code(for: session) else {
                 let real = harness.code(for: session)?.exposedValue
                 return .code(Secret(real == "000000" ? "111111" : "000000"))
             }
             return .code(code)
         }
-        let (record, _) = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+        let (record, _) = try await harness.service.signIn(provider: harness.provider, interaction: person)
         #expect(person.log.problems == [nil, .wrongCode])
         #expect(person.log.notices == [nil])
         #expect(record.secondFactor == "phone")
@@ -67,11 +68,11 @@ struct EmulatorSignInTests {
     func expiredThenResent() async throws {
         let harness = try await EmulatorHarness.start { $0.codeLifetime = 60 }
         defer { Task { await harness.stop() } }
-        let person = ScriptedPerson(.password("bob")) { session, attempt in
+        let person = ScriptedPerson(credentials: .seeded("bob")) { session, attempt in
             if attempt == 1 { harness.emulator.state.advanceClock(by: 61) }
             return harness.code(for: session).map(CodeAnswer.code) ?? .cancel
         }
-        let (record, _) = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+        let (record, _) = try await harness.service.signIn(provider: harness.provider, interaction: person)
         #expect(person.log.notices == [nil, .codeExpired(code: "SESSION_EXPIRED")])
         #expect(record.secondFactor == "phone")
     }
@@ -80,11 +81,11 @@ struct EmulatorSignInTests {
     func tooManyAttempts() async throws {
         let harness = try await EmulatorHarness.start { $0.maxCodeAttempts = 2 }
         defer { Task { await harness.stop() } }
-        let person = ScriptedPerson(.password("bob")) { session, _ in
+        let person = ScriptedPerson(credentials: .seeded("bob")) { session, _ in
             .code(Secret(harness.code(for: session)?.exposedValue == "000000" ? "111111" : "000000"))
         }
         do {
-            _ = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+            _ = try await harness.service.signIn(provider: harness.provider, interaction: person)
             Issue.record("the sign-in succeeded")
         } catch let error as SecondFactorError {
             #expect(error == .tooManyAttempts)
@@ -98,9 +99,9 @@ struct EmulatorSignInTests {
     func quota() async throws {
         let harness = try await EmulatorHarness.start { $0.smsQuota = 1 }
         defer { Task { await harness.stop() } }
-        let person = ScriptedPerson(.password("bob")) { _, _ in .resend }
+        let person = ScriptedPerson(credentials: .seeded("bob")) { _, _ in .resend }
         await #expect(throws: SecondFactorError.quotaExceeded) {
-            try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+            try await harness.service.signIn(provider: harness.provider, interaction: person)
         }
     }
 
@@ -145,9 +146,9 @@ struct EmulatorSignInTests {
     func appVerification() async throws {
         let harness = try await EmulatorHarness.start { $0.requireAppVerification = true }
         defer { Task { await harness.stop() } }
-        let person = ScriptedPerson(.password("bob"), answer: Self.honest(harness))
+        let person = ScriptedPerson(credentials: .seeded("bob"), answer: Self.honest(harness))
         await #expect(throws: SecondFactorError.appVerificationRequired(code: "INVALID_APP_CREDENTIAL", message: "")) {
-            try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+            try await harness.service.signIn(provider: harness.provider, interaction: person)
         }
     }
 
@@ -155,31 +156,38 @@ struct EmulatorSignInTests {
     func federated() async throws {
         let harness = try await EmulatorHarness.start()
         defer { Task { await harness.stop() } }
-        func part(_ object: [String: Any]) throws -> String {
-            try JSONSerialization.data(withJSONObject: object).base64EncodedString().replacingOccurrences(of: "=", with: "")
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        }
-        let header = try part(["alg": "RS256"])
-        let claims = try part(["sub": "corp-bob", "iss": "https://corp.example"])
-        let idToken = header + "." + claims + ".c2ln"
-        let person = ScriptedPerson(.federated(providerID: "oidc.corp", idToken: Secret(idToken)), answer: Self.honest(harness))
-        let (record, _) = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+        // The first factor is a whole browser sign-in at "corp", whose ID token the emulator
+        // federates into bob's account (`signInWithIdp`, providerId oidc.corp).
+        let corp = FakeAuthorizationServer(transport: RecordingTransport(fallback: LiveHTTPTransport()), clock: FixedClock(Date()))
+        corp.signInAs("corp-bob")
+        var settings = try #require(harness.provider.firebase).settings
+        settings.firstFactor = .provider("corp")
+        let firebase = Provider.firebaseTesting(name: "firebase", settings: settings)
+        let service = AccountService(
+            catalog: ProviderCatalog(providers: [firebase, corp.provider], errors: []), keystore: harness.keystore,
+            engine: SignInEngine(transport: corp.transport), browser: corp.browser, listeners: corp.listeners)
+        let person = ScriptedPerson(answer: Self.honest(harness))
+        let (record, _) = try await service.signIn(provider: firebase, interaction: person)
         #expect(record.subject == "bob-uid")
         #expect(record.secondFactor == "phone")
+        #expect(person.log.federatedStarted == ["corp"] && person.log.federatedPassed == ["corp"])
+        #expect(person.log.credentialsAsked == 0)
+        let stored = try await harness.keystore.records()
+        #expect(Set(stored.map(\.provider)) == ["corp", "firebase"])
     }
 
     @Test("a new phone is enrolled for a signed-in account and asked for at the next sign-in")
     func enrollment() async throws {
         let harness = try await EmulatorHarness.start()
         defer { Task { await harness.stop() } }
-        let first = ScriptedPerson(.password("dave"), answer: { _, _ in .cancel })
-        _ = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: first)
+        let first = ScriptedPerson(credentials: .seeded("dave"), answer: { _, _ in .cancel })
+        _ = try await harness.service.signIn(provider: harness.provider, interaction: first)
         let state = harness.emulator.state
         let enrolled = try await harness.service.enrollPhone(
             AccountSelector(provider: "firebase"), phoneNumber: "+15555550111", displayName: "Desk phone",
-            code: { masked in
-                #expect(masked == "+*******0111")
-                return state.verificationCodes().last.map { Secret($0.code) }
+            interaction: ScriptedPerson { session, _ in
+                #expect(session.hint.phoneNumber == "+*******0111")
+                return state.verificationCodes().last.map { .code(Secret($0.code)) } ?? .cancel
             })
         #expect(enrolled.secondFactor == "phone")
         #expect(try await harness.keystore.records().first?.idToken == enrolled.idToken)
@@ -187,8 +195,8 @@ struct EmulatorSignInTests {
         #expect(factors.map(\.phoneNumber) == ["+*******0111"])
         #expect(factors.map(\.displayName) == ["Desk phone"])
 
-        let second = ScriptedPerson(.password("dave"), answer: Self.honest(harness))
-        let (again, outcome) = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: second)
+        let second = ScriptedPerson(credentials: .seeded("dave"), answer: Self.honest(harness))
+        let (again, outcome) = try await harness.service.signIn(provider: harness.provider, interaction: second)
         #expect(outcome == .updated)
         #expect(again.secondFactor == "phone")
         #expect(second.log.hintsShown.first?.map(\.phoneNumber) == ["+*******0111"])
@@ -198,11 +206,12 @@ struct EmulatorSignInTests {
     func unverifiedEmail() async throws {
         let harness = try await EmulatorHarness.start()
         defer { Task { await harness.stop() } }
-        let person = ScriptedPerson(.password("carol"), answer: { _, _ in .cancel })
-        _ = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+        let person = ScriptedPerson(credentials: .seeded("carol"), answer: { _, _ in .cancel })
+        _ = try await harness.service.signIn(provider: harness.provider, interaction: person)
         do {
             _ = try await harness.service.enrollPhone(
-                AccountSelector(provider: "firebase"), phoneNumber: "+15555550122", displayName: nil, code: { _ in nil })
+                AccountSelector(provider: "firebase"), phoneNumber: "+15555550122", displayName: nil,
+                interaction: ScriptedPerson { _, _ in .cancel })
             Issue.record("an unverified account enrolled a phone")
         } catch let error as SecondFactorError {
             #expect(error == .unverifiedEmail)
@@ -215,10 +224,10 @@ struct EmulatorSignInTests {
     func refresh() async throws {
         let harness = try await EmulatorHarness.start()
         defer { Task { await harness.stop() } }
-        let person = ScriptedPerson(.password("bob"), answer: Self.honest(harness))
-        let (record, _) = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+        let person = ScriptedPerson(credentials: .seeded("bob"), answer: Self.honest(harness))
+        let (record, _) = try await harness.service.signIn(provider: harness.provider, interaction: person)
         harness.emulator.state.advanceClock(by: 30)
-        let refreshed = try await harness.service.refreshSecondFactorAccount(record, provider: harness.provider)
+        let refreshed = try await harness.service.refreshFirebaseAccount(record, provider: try #require(harness.provider.firebase))
         #expect(refreshed.subject == record.subject)
         #expect(refreshed.secondFactor == "phone")
         #expect(refreshed.idToken != record.idToken)
@@ -238,12 +247,12 @@ struct EmulatorSignInTests {
                 await harness.stop(); await other.shutdown()
             }
         }
-        var settings = try #require(harness.provider.firebase)
+        var settings = try #require(harness.provider.firebase).settings
         settings.jwksURL = other.jwksURL
-        let provider = Provider.firebase(name: "firebase", displayName: "Firebase", settings: settings, sourceFile: "/tmp/f.toml")
-        let person = ScriptedPerson(.password("alice"), answer: { _, _ in .cancel })
+        let provider = Provider.firebaseTesting(name: "firebase", settings: settings)
+        let person = ScriptedPerson(credentials: .seeded("alice"), answer: { _, _ in .cancel })
         await #expect(throws: SecondFactorError.self) {
-            try await harness.service.signInWithSecondFactor(provider: provider, interaction: person)
+            try await harness.service.signIn(provider: provider, interaction: person)
         }
         #expect(try await harness.keystore.records().isEmpty)
     }

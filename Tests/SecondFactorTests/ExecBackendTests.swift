@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
@@ -18,14 +19,13 @@ struct ExecBackendTests {
     static func harness() async throws -> EmulatorHarness {
         _ = directory
         var harness = try await EmulatorHarness.start()
-        let provider = Provider.firebase(
-            name: "demo", displayName: "Demo", settings: Provider.Firebase(apiKey: "", projectID: "", mfaBackend: .exec(path: plugin)),
-            sourceFile: "/tmp/demo.toml")
+        let provider = Provider.firebaseTesting(
+            name: "demo", settings: FirebaseSettings(apiKey: "", projectID: "", mfaBackend: .exec(path: plugin)))
         harness = EmulatorHarness(
             emulator: harness.emulator, provider: provider,
             service: AccountService(
                 catalog: ProviderCatalog(providers: [provider], errors: []), keystore: harness.keystore,
-                engine: SignInEngine(transport: LiveHTTPTransport())),
+                engine: SignInEngine(transport: LiveHTTPTransport()), browser: FakeBrowser(unavailable: true)),
             keystore: harness.keystore, directory: harness.directory)
         return harness
     }
@@ -41,17 +41,17 @@ struct ExecBackendTests {
     func signIn() async throws {
         let harness = try await Self.harness()
         defer { Task { await harness.stop() } }
-        let person = ScriptedPerson(.password("bob"), choose: { $0.last }) { session, attempt in
+        let person = ScriptedPerson(credentials: .seeded("bob"), choose: { $0.last }) { session, attempt in
             attempt == 1 ? .code(Secret("not-a-code")) : Self.code(for: session).map(CodeAnswer.code) ?? .cancel
         }
-        let (record, _) = try await harness.service.signInWithSecondFactor(provider: harness.provider, interaction: person)
+        let (record, _) = try await harness.service.signIn(provider: harness.provider, interaction: person)
         #expect(person.log.hintsShown.first?.map(\.phoneNumber) == ["+*******0100", "+********0123"])
         #expect(person.log.problems == [nil, .wrongCode])
         #expect(record.issuer == "urn:latchkey:mfa-demo")
         #expect(record.subject == "demo-bob")
         #expect(record.secondFactor == "phone")
 
-        let refreshed = try await harness.service.refreshSecondFactorAccount(record, provider: harness.provider)
+        let refreshed = try await harness.service.refreshFirebaseAccount(record, provider: try #require(harness.provider.firebase))
         #expect(refreshed.subject == "demo-bob")
         #expect(refreshed.refreshToken != record.refreshToken)
         #expect(refreshed.secondFactor == "phone")

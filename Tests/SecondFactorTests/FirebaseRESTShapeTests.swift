@@ -1,11 +1,12 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
 
 @Suite("Firebase REST responses in the shapes of Google's published docs")
 struct FirebaseRESTShapeTests {
-    static let settings = Provider.Firebase(apiKey: "fake key/+", projectID: "demo-latchkey")
+    static let settings = FirebaseSettings(apiKey: "fake key/+", projectID: "demo-latchkey")
 
     func backend(_ fixtures: [String], status: Int = 200) throws -> (FirebaseBackend, RecordingTransport) {
         let transport = RecordingTransport(try fixtures.map { HTTPResponse(status: status, body: try Fixture.bytes($0)) })

@@ -1,3 +1,4 @@
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore

@@ -1,5 +1,6 @@
 import Foundation
 import IdentityToolkitEmulator
+import LatchkeyTestSupport
 import Synchronization
 import Testing
 
@@ -14,27 +15,6 @@ enum Fixture {
 
     static var repositoryRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
-}
-
-/// A transport that answers from a queue and records what was sent.
-final class RecordingTransport: HTTPTransport {
-    private let state = Mutex<(answers: [HTTPResponse], sent: [HTTPRequest])>(([], []))
-
-    init(_ answers: [HTTPResponse]) { state.withLock { $0.answers = answers } }
-
-    var sent: [HTTPRequest] { state.withLock { $0.sent } }
-
-    func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
-        state.withLock { state in
-            state.sent.append(request)
-            return state.answers.isEmpty ? HTTPResponse(status: 500, body: []) : state.answers.removeFirst()
-        }
-    }
-
-    /// The JSON body of the `index`th request.
-    func body(_ index: Int) -> [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(sent[index].body ?? [])) as? [String: Any]) ?? [:]
     }
 }
 
@@ -75,10 +55,10 @@ struct EmulatorHarness {
         var configuration = EmulatorConfiguration(projectID: Seed.project, users: Seed.users)
         change(&configuration)
         let emulator = try await IdentityToolkitEmulator.start(configuration: configuration)
-        let settings = Provider.Firebase(
+        let settings = FirebaseSettings(
             apiKey: "fake-api-key", projectID: Seed.project, identityToolkitURL: emulator.identityToolkitURL,
             secureTokenURL: emulator.secureTokenURL, jwksURL: emulator.jwksURL)
-        let provider = Provider.firebase(name: "firebase", displayName: "Firebase", settings: settings, sourceFile: "/tmp/firebase.toml")
+        let provider = Provider.firebaseTesting(name: "firebase", settings: settings)
         let directory = NSTemporaryDirectory() + "latchkey-mfa-tests-" + UUID().uuidString
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -90,11 +70,11 @@ struct EmulatorHarness {
             kdf: VaultFormat.KDFParameters(log2N: 10, r: 8, p: 1))
         let service = AccountService(
             catalog: ProviderCatalog(providers: [provider], errors: []), keystore: keystore,
-            engine: SignInEngine(transport: LiveHTTPTransport()))
+            engine: SignInEngine(transport: LiveHTTPTransport()), browser: FakeBrowser(unavailable: true))
         return EmulatorHarness(emulator: emulator, provider: provider, service: service, keystore: keystore, directory: directory)
     }
 
-    var backend: FirebaseBackend { FirebaseBackend(settings: provider.firebase!, transport: LiveHTTPTransport()) }
+    var backend: FirebaseBackend { FirebaseBackend(settings: provider.firebase!.settings, transport: LiveHTTPTransport()) }
 
     /// The code the emulator "sent" for `session`.
     func code(for session: VerificationSession) -> Secret? {
@@ -107,50 +87,6 @@ struct EmulatorHarness {
     func stop() async {
         await emulator.shutdown()
         try? FileManager.default.removeItem(atPath: directory)
-    }
-}
-
-/// A person following a script: a first factor, a hint choice, and answers to code prompts.
-final class ScriptedPerson: SecondFactorInteraction {
-    struct Log {
-        var hintsShown: [[SecondFactorHint]] = []
-        var problems: [SecondFactorError?] = []
-        var notices: [SecondFactorError?] = []
-    }
-
-    let factor: FirstFactor
-    let choose: @Sendable ([SecondFactorHint]) -> SecondFactorHint?
-    let answer: @Sendable (VerificationSession, Int) async -> CodeAnswer
-    private let state = Mutex(Log())
-
-    var log: Log { state.withLock { $0 } }
-
-    init(
-        _ factor: FirstFactor, choose: @escaping @Sendable ([SecondFactorHint]) -> SecondFactorHint? = { $0.first },
-        answer: @escaping @Sendable (VerificationSession, Int) async -> CodeAnswer
-    ) {
-        self.factor = factor
-        self.choose = choose
-        self.answer = answer
-    }
-
-    func firstFactor(for provider: Provider) async throws -> FirstFactor { factor }
-
-    func chooseHint(_ hints: [SecondFactorHint]) async -> SecondFactorHint? {
-        state.withLock { $0.hintsShown.append(hints) }
-        return choose(hints)
-    }
-
-    func verificationStarted(_ session: VerificationSession, notice: SecondFactorError?) async {
-        state.withLock { $0.notices.append(notice) }
-    }
-
-    func enterCode(for session: VerificationSession, problem: SecondFactorError?) async -> CodeAnswer {
-        let attempt = state.withLock { log in
-            log.problems.append(problem)
-            return log.problems.count
-        }
-        return await answer(session, attempt)
     }
 }
 

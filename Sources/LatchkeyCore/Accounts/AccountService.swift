@@ -8,11 +8,18 @@ public struct AccountService: Sendable {
     public let catalog: ProviderCatalog
     public let keystore: any Keystore
     public let engine: SignInEngine
+    public let browser: any Browser
+    public let listeners: any RedirectListenerFactory
 
-    public init(catalog: ProviderCatalog, keystore: any Keystore, engine: SignInEngine) {
+    public init(
+        catalog: ProviderCatalog, keystore: any Keystore, engine: SignInEngine, browser: any Browser,
+        listeners: any RedirectListenerFactory = LoopbackListenerFactory()
+    ) {
         self.catalog = catalog
         self.keystore = keystore
         self.engine = engine
+        self.browser = browser
+        self.listeners = listeners
     }
 
     // MARK: - Sign-in
@@ -22,63 +29,13 @@ public struct AccountService: Sendable {
         case updated
     }
 
-    /// Runs a whole sign-in and stores the account only when every check passed.
+    /// Runs a whole sign-in of any kind (`SignInFlow`) and stores the account only when every
+    /// check passed. `mode` overrides the redirect mode of the provider (or of its first factor).
     public func signIn(
-        provider: Provider, mode: Provider.RedirectMode, interaction: any SignInInteraction, browser: BrowserLauncher,
-        timeout: Duration = .seconds(300)
+        provider: Provider, mode: OAuthClient.RedirectMode? = nil, interaction: any SignInInteraction, timeout: Duration = .seconds(300)
     ) async throws -> (AccountRecord, SignInOutcome) {
-        guard !provider.clientID.isEmpty else { throw SignInError.missingClientID(provider: provider.name, file: provider.sourceFile) }
-        // Unlock (or fail) before the browser round trip, not after it.
-        _ = try await keystore.records()
-        let metadata = try await engine.metadata(for: provider)
-        let record: AccountRecord
-        switch mode {
-        case .loopback:
-            record = try await signInWithListener(
-                provider: provider, metadata: metadata, interaction: interaction, browser: browser, timeout: timeout)
-        case .paste:
-            // No listener: the port is only a placeholder the browser fails to reach, leaving the
-            // whole redirect URL in its address bar for the person to copy.
-            let pending = PendingAuthorization(
-                provider: provider, metadata: metadata, redirectURI: provider.redirectURI(port: Self.pastePort()))
-            await interaction.authorizationStarted(
-                url: pending.authorizationURL, provider: provider, redirectURI: pending.redirectURI, listeningOn: [])
-            let pasted = try await interaction.pasteRedirectURL(
-                url: pending.authorizationURL, provider: provider, redirectURI: pending.redirectURI)
-            let code = try pending.validate(try RedirectRequest(pastedURL: pasted))
-            record = try await engine.exchange(code, for: pending)
-        case .device:
-            let authorization = try await engine.startDeviceAuthorization(provider: provider, metadata: metadata)
-            await interaction.deviceCodeIssued(authorization, provider: provider)
-            record = try await engine.completeDeviceAuthorization(authorization, provider: provider, metadata: metadata)
-        }
-        return (record, try await store(record))
-    }
-
-    private func signInWithListener(
-        provider: Provider, metadata: ServerMetadata, interaction: any SignInInteraction, browser: BrowserLauncher, timeout: Duration
-    ) async throws -> AccountRecord {
-        // Bound before the browser opens (RFC 8252 §7.3), so the redirect cannot race the listener.
-        let listener = try await LoopbackListener.bind(preferIPv6: provider.loopbackHost == .ipv6)
-        let pending = PendingAuthorization(provider: provider, metadata: metadata, redirectURI: provider.redirectURI(port: listener.port))
-        await interaction.authorizationStarted(
-            url: pending.authorizationURL, provider: provider, redirectURI: pending.redirectURI, listeningOn: listener.addresses)
-        do {
-            try browser.open(pending.authorizationURL)
-        } catch {
-            await interaction.browserUnavailable(url: pending.authorizationURL, reason: error.description)
-        }
-        let request = await listener.firstRequest(timeout: timeout)
-        await listener.close()
-        guard let request else { throw SignInError.timedOut(provider: provider.name, seconds: Int(timeout.components.seconds)) }
-        let code = try pending.validate(request)
-        return try await engine.exchange(code, for: pending)
-    }
-
-    /// A port for the paste-mode redirect URI, from the dynamic range: nothing listens there, so
-    /// the browser stops with the whole redirect URL in its address bar.
-    static func pastePort() -> Int {
-        Int.random(in: 49_152...65_535)
+        let flow = SignInFlow(route: try SignInFlow.route(for: provider, mode: mode, catalog: catalog))
+        return try await SignInRunner(service: self, interaction: interaction, timeout: timeout).run(flow)
     }
 
     /// Adds the account, or updates it when the same identity signs in again.
@@ -123,10 +80,7 @@ public struct AccountService: Sendable {
             if minimumLifetime.isFinite && current.isValid(at: engine.now(), margin: minimumLifetime) { return .success(current) }
             guard let index = records.firstIndex(where: { $0.isSameAccount(as: current) }) else { return .success(current) }
             do {
-                let refreshed =
-                    provider.isFirebase
-                    ? try await refreshSecondFactorAccount(current, provider: provider)
-                    : try await engine.refresh(current, provider: provider, metadata: try await engine.metadata(for: provider))
+                let refreshed = try await refreshed(current, provider: provider)
                 records[index] = refreshed
                 return .success(refreshed)
             } catch {
@@ -140,6 +94,17 @@ public struct AccountService: Sendable {
             }
         }
         return try outcome.get()
+    }
+
+    /// `record` with new tokens from its provider's refresh grant.
+    private func refreshed(_ record: AccountRecord, provider: Provider) async throws -> AccountRecord {
+        switch provider.kind {
+        case .oidc, .oauth2:
+            let oauth = provider.oauth!
+            return try await engine.refresh(record, provider: oauth, metadata: try await engine.metadata(for: oauth))
+        case .firebase:
+            return try await refreshFirebaseAccount(record, provider: provider.firebase!)
+        }
     }
 
     private func token(of record: AccountRecord, idToken: Bool) throws -> Secret {
@@ -160,14 +125,19 @@ public struct AccountService: Sendable {
             let record = try selector.select(from: records)
             let revocation: Result<RevocationOutcome, any Error>
             do {
-                let metadata = try await engine.metadata(for: provider)
-                revocation = .success(try await engine.revoke(record, provider: provider, metadata: metadata))
+                revocation = .success(try await revoke(record, provider: provider))
             } catch {
                 revocation = .failure(error)
             }
             records.removeAll { $0.isSameAccount(as: record) }
             return (record, revocation)
         }
+    }
+
+    /// Revokes at an OAuth provider; Identity Platform offers public clients no revocation.
+    private func revoke(_ record: AccountRecord, provider: Provider) async throws -> RevocationOutcome {
+        guard let oauth = provider.oauth else { return .unsupported }
+        return try await engine.revoke(record, provider: oauth, metadata: try await engine.metadata(for: oauth))
     }
 }
 
@@ -176,10 +146,12 @@ public enum SignInError: LatchkeyError, Equatable {
     case timedOut(provider: String, seconds: Int)
     case cancelled
     case noIDToken(account: String)
+    /// `first_factor = "provider:NAME"` names a provider that issues no ID token.
+    case notOpenID(provider: String, firebase: String)
 
     public var category: FailureCategory {
         switch self {
-        case .missingClientID: return .configuration
+        case .missingClientID, .notOpenID: return .configuration
         case .timedOut, .cancelled: return .unavailable
         case .noIDToken: return .notFound
         }
@@ -194,6 +166,9 @@ public enum SignInError: LatchkeyError, Equatable {
                 "no answer from the browser for \(provider) within \(seconds) s; the sign-in was abandoned (try --paste when the browser runs on another machine)"
         case .cancelled:
             return "the sign-in was cancelled"
+        case .notOpenID(let provider, let firebase):
+            return
+                "\(firebase)'s first_factor names \(provider), which is not a kind = \"oidc\" provider: only an ID token can be the first factor"
         case .noIDToken(let account):
             return "\(TerminalText.sanitized(account, maxLength: 100)) has no ID token (plain OAuth 2.0 provider?)"
         }

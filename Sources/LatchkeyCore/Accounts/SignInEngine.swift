@@ -4,17 +4,20 @@ public import Foundation
 /// refresh, revocation and the device grant. It stores nothing; `AccountService` does.
 public struct SignInEngine: Sendable {
     let transport: any HTTPTransport
-    let now: @Sendable () -> Date
+    let clock: any WallClock
 
-    public init(transport: any HTTPTransport, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(transport: any HTTPTransport, clock: any WallClock = SystemClock()) {
         self.transport = transport
-        self.now = now
+        self.clock = clock
     }
+
+    /// The clock's time: what expiry is measured against.
+    public func now() -> Date { clock.now() }
 
     // MARK: - Discovery
 
     /// The provider's server metadata: discovery when the file does not list every endpoint.
-    public func metadata(for provider: Provider) async throws -> ServerMetadata {
+    public func metadata(for provider: OAuthProvider) async throws -> ServerMetadata {
         guard let url = ServerMetadata.discoveryURL(for: provider) else {
             return try ServerMetadata.resolve(provider: provider, document: nil)
         }
@@ -47,7 +50,9 @@ public struct SignInEngine: Sendable {
 
     /// Builds the account record from a token response, verifying who signed in. `nonce` is the
     /// authorization request's (an ID token is then required); the device grant has none.
-    func account(from tokens: TokenResponse, provider: Provider, metadata: ServerMetadata, nonce: Secret?) async throws -> AccountRecord {
+    func account(from tokens: TokenResponse, provider: OAuthProvider, metadata: ServerMetadata, nonce: Secret?) async throws
+        -> AccountRecord
+    {
         let identity = try await identity(from: tokens, provider: provider, metadata: metadata, nonce: nonce)
         let time = now()
         return AccountRecord(
@@ -64,10 +69,11 @@ public struct SignInEngine: Sendable {
         var displayName: String?
     }
 
-    private func identity(from tokens: TokenResponse, provider: Provider, metadata: ServerMetadata, nonce: Secret?) async throws -> Identity
-    {
-        switch provider.kind {
-        case .oidc:
+    private func identity(
+        from tokens: TokenResponse, provider: OAuthProvider, metadata: ServerMetadata, nonce: Secret?
+    ) async throws -> Identity {
+        switch provider.identity {
+        case .idToken:
             guard let idToken = tokens.idToken else {
                 // The device grant is plain OAuth 2.0 (RFC 8628): OpenID Connect does not oblige a
                 // provider to add an ID token there, so the issuer's userinfo names the account.
@@ -77,26 +83,31 @@ public struct SignInEngine: Sendable {
                 throw TokenEndpointError.malformed(
                     endpoint: "token endpoint", reason: "no id_token although the openid scope was requested")
             }
-            let claims = try await verify(idToken, provider: provider, metadata: metadata, nonce: nonce)
+            let claims = try await verify(idToken, expecting: try expectation(provider: provider, metadata: metadata, nonce: nonce))
             return Identity(
                 issuer: claims.issuer, subject: claims.subject, displayName: claims.email ?? claims.name ?? claims.preferredUsername)
-        case .oauth2:
+        case .userinfo:
             return try await userinfoIdentity(accessToken: tokens.accessToken, provider: provider, metadata: metadata)
         }
     }
 
-    /// Verifies an ID token, fetching the JWKS again once if the key is unknown (key rotation).
-    func verify(_ idToken: Secret, provider: Provider, metadata: ServerMetadata, nonce: Secret?) async throws -> IDTokenClaims {
+    /// What an OpenID provider's ID tokens must satisfy: its issuer, its client, its keys.
+    func expectation(provider: OAuthProvider, metadata: ServerMetadata, nonce: Secret?) throws(DiscoveryError) -> IDTokenExpectation {
         guard let issuer = metadata.issuer, let jwksURI = metadata.jwksURI else {
-            throw DiscoveryError.missingEndpoint(provider: provider.name, field: metadata.issuer == nil ? "issuer" : "jwks_uri")
+            throw .missingEndpoint(provider: provider.name, field: metadata.issuer == nil ? "issuer" : "jwks_uri")
         }
-        let verifier = IDTokenVerifier(issuer: issuer, clientID: provider.clientID)
-        var keys = try await keySet(jwksURI)
+        return IDTokenExpectation(issuer: issuer, audience: provider.clientID, jwksURI: jwksURI, nonce: nonce)
+    }
+
+    /// Verifies an ID token, fetching the JWKS again once if the key is unknown (key rotation).
+    public func verify(_ idToken: Secret, expecting expectation: IDTokenExpectation) async throws -> IDTokenClaims {
+        let verifier = IDTokenVerifier(issuer: expectation.issuer, clientID: expectation.audience)
+        var keys = try await keySet(expectation.jwksURI)
         do {
-            return try verifier.verify(idToken, keys: keys, nonce: nonce, now: now())
+            return try verifier.verify(idToken, keys: keys, nonce: expectation.nonce, now: now())
         } catch .unknownKey {
-            keys = try await keySet(jwksURI)
-            return try verifier.verify(idToken, keys: keys, nonce: nonce, now: now())
+            keys = try await keySet(expectation.jwksURI)
+            return try verifier.verify(idToken, keys: keys, nonce: expectation.nonce, now: now())
         }
     }
 
@@ -107,7 +118,8 @@ public struct SignInEngine: Sendable {
     }
 
     /// For plain OAuth 2.0: who signed in, from the userinfo endpoint.
-    private func userinfoIdentity(accessToken: Secret, provider: Provider, metadata: ServerMetadata) async throws -> Identity {
+    private func userinfoIdentity(accessToken: Secret, provider: OAuthProvider, metadata: ServerMetadata) async throws -> Identity {
+        let fields = provider.accountFields
         guard let endpoint = metadata.userinfoEndpoint else {
             throw DiscoveryError.missingEndpoint(provider: provider.name, field: "userinfo_endpoint")
         }
@@ -118,11 +130,11 @@ public struct SignInEngine: Sendable {
         guard response.status == 200, let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
             throw UserinfoError.unusable(provider: provider.name, reason: "HTTP \(response.status) or not a JSON object")
         }
-        guard let subject = JSONScalar.text(object[provider.accountIDField]), !subject.isEmpty else {
-            throw UserinfoError.unusable(provider: provider.name, reason: "no \"\(provider.accountIDField)\" member (account_id_field)")
+        guard let subject = JSONScalar.text(object[fields.id]), !subject.isEmpty else {
+            throw UserinfoError.unusable(provider: provider.name, reason: "no \"\(fields.id)\" member (account_id_field)")
         }
         let issuer = metadata.issuer ?? Self.origin(of: metadata.tokenEndpoint)
-        return Identity(issuer: issuer, subject: subject, displayName: JSONScalar.text(object[provider.accountNameField]))
+        return Identity(issuer: issuer, subject: subject, displayName: JSONScalar.text(object[fields.name]))
     }
 
     static func origin(of url: URL) -> String {
@@ -137,31 +149,27 @@ public struct SignInEngine: Sendable {
 
     /// Refreshes `record` (RFC 6749 §6). A rotated refresh token replaces the old one; the identity
     /// in a new ID token must be the same account (OIDC Core §12.2).
-    public func refresh(_ record: AccountRecord, provider: Provider, metadata: ServerMetadata) async throws -> AccountRecord {
+    public func refresh(_ record: AccountRecord, provider: OAuthProvider, metadata: ServerMetadata) async throws -> AccountRecord {
         guard let refreshToken = record.refreshToken else { throw RefreshError.noRefreshToken(account: record.label) }
         let tokens = try await tokenRequest(
             metadata.tokenEndpoint,
             [("grant_type", "refresh_token"), ("refresh_token", refreshToken.exposedValue)] + clientAuthentication(provider))
-        var updated = record
-        if let idToken = tokens.idToken, provider.kind == .oidc {
-            let claims = try await verify(idToken, provider: provider, metadata: metadata, nonce: nil)
-            guard claims.issuer == record.issuer, claims.subject == record.subject else { throw RefreshError.identityChanged }
-            updated.idToken = idToken
-            if let display = claims.email ?? claims.name ?? claims.preferredUsername { updated.displayName = display }
-        }
         let time = now()
-        updated.accessToken = tokens.accessToken
-        updated.tokenType = tokens.tokenType
-        updated.refreshToken = tokens.refreshToken ?? refreshToken
-        updated.expiresAt = tokens.expiresIn.map { time.addingTimeInterval(TimeInterval($0)) }
-        if let scope = tokens.scope { updated.scopes = scope.split(separator: " ").map(String.init) }
-        updated.updatedAt = time
-        updated.lastError = nil
-        return updated
+        var update = TokenUpdate(
+            accessToken: tokens.accessToken, tokenType: tokens.tokenType, refreshToken: tokens.refreshToken, idToken: nil,
+            expiresAt: tokens.expiresIn.map { time.addingTimeInterval(TimeInterval($0)) },
+            scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) })
+        if let idToken = tokens.idToken, provider.isOpenID {
+            let claims = try await verify(idToken, expecting: try expectation(provider: provider, metadata: metadata, nonce: nil))
+            guard claims.issuer == record.issuer, claims.subject == record.subject else { throw RefreshError.identityChanged }
+            update.idToken = idToken
+            update.displayName = claims.email ?? claims.name ?? claims.preferredUsername
+        }
+        return record.applying(update, at: time)
     }
 
     /// Revokes the refresh token, or the access token when there is none (RFC 7009 §2.1).
-    public func revoke(_ record: AccountRecord, provider: Provider, metadata: ServerMetadata) async throws -> RevocationOutcome {
+    public func revoke(_ record: AccountRecord, provider: OAuthProvider, metadata: ServerMetadata) async throws -> RevocationOutcome {
         guard let endpoint = metadata.revocationEndpoint else { return .unsupported }
         let (token, hint) = record.refreshToken.map { ($0, "refresh_token") } ?? (record.accessToken, "access_token")
         let response = try await transport.send(
@@ -179,7 +187,7 @@ public struct SignInEngine: Sendable {
     // MARK: - Shared pieces
 
     /// `client_id`, plus `client_secret` (client_secret_post) for the providers that hand one out.
-    func clientAuthentication(_ provider: Provider) -> [(String, String)] {
+    func clientAuthentication(_ provider: OAuthProvider) -> [(String, String)] {
         var pairs = [("client_id", provider.clientID)]
         if let secret = provider.clientSecret { pairs.append(("client_secret", secret.exposedValue)) }
         return pairs
@@ -241,7 +249,7 @@ public enum UserinfoError: LatchkeyError, Equatable {
 
 extension SignInEngine {
     /// Starts the device grant (RFC 8628 §3.1).
-    public func startDeviceAuthorization(provider: Provider, metadata: ServerMetadata) async throws -> DeviceAuthorization {
+    public func startDeviceAuthorization(provider: OAuthProvider, metadata: ServerMetadata) async throws -> DeviceAuthorization {
         guard let endpoint = metadata.deviceAuthorizationEndpoint else { throw DeviceFlowError.unsupported(provider: provider.name) }
         let response = try await transport.send(
             .form(endpoint, [("scope", provider.scopes.joined(separator: " "))] + clientAuthentication(provider)))
@@ -250,7 +258,7 @@ extension SignInEngine {
 
     /// Polls until the person approves, denies or the code expires; returns the signed-in account.
     public func completeDeviceAuthorization(
-        _ authorization: DeviceAuthorization, provider: Provider, metadata: ServerMetadata
+        _ authorization: DeviceAuthorization, provider: OAuthProvider, metadata: ServerMetadata
     ) async throws -> AccountRecord {
         var poller = DevicePoller(authorization: authorization, startedAt: now())
         var action = DevicePoller.Action.wait(seconds: authorization.interval)
@@ -274,7 +282,7 @@ extension SignInEngine {
 
     /// One poll of the token endpoint; `nil` when the network failed and polling should go on.
     private func pollOnce(
-        _ authorization: DeviceAuthorization, provider: Provider, metadata: ServerMetadata
+        _ authorization: DeviceAuthorization, provider: OAuthProvider, metadata: ServerMetadata
     ) async throws -> Result<TokenResponse, TokenEndpointError>? {
         let form =
             [

@@ -1,15 +1,49 @@
 public import Foundation
 
-/// The person's side of a sign-in, implemented by the command line and by the screen.
+/// The person's side of every sign-in, whatever the provider's kind: implemented by the command
+/// line, the screen and test scripts.
 ///
-/// The core decides what happens; these calls only show things and collect what the person types.
+/// `SignInFlow` decides what happens; these calls only show things and collect what the person
+/// types. A `nil` or thrown answer cancels the sign-in.
 public protocol SignInInteraction: Sendable {
+    // MARK: Browser, paste and device first factor
+
     /// The browser is about to be sent to `url`; the listener waits at `redirectURI`.
-    func authorizationStarted(url: URL, provider: Provider, redirectURI: String, listeningOn: [String]) async
+    func authorizationStarted(url: URL, provider: OAuthProvider, redirectURI: String, listeningOn: [String]) async
     /// Launching a browser failed or there is none: the person must open `url` themselves.
     func browserUnavailable(url: URL, reason: String) async
     /// Paste mode: ask for the final redirect URL (any length) after the person opened `url`.
-    func pasteRedirectURL(url: URL, provider: Provider, redirectURI: String) async throws -> String
+    func pasteRedirectURL(url: URL, provider: OAuthProvider, redirectURI: String) async throws -> String
     /// Device mode: show the user code and where to enter it; polling runs meanwhile.
-    func deviceCodeIssued(_ authorization: DeviceAuthorization, provider: Provider) async
+    func deviceCodeIssued(_ authorization: DeviceAuthorization, provider: OAuthProvider) async
+
+    // MARK: Firebase first factor
+
+    /// The first factor of `provider` is a sign-in at `firstFactor` (`first_factor = "provider:NAME"`):
+    /// its browser, paste or device steps follow.
+    func federatedSignInStarted(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async
+    /// That sign-in passed; its ID token goes to `provider` next.
+    func federatedSignInPassed(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async
+    /// Email and password for `provider`; `nil` cancels.
+    func credentials(for provider: FirebaseProvider) async -> PasswordCredentials?
+
+    // MARK: Second factor
+
+    /// Which factor to use; `nil` cancels.
+    func chooseHint(_ hints: [SecondFactorHint]) async -> SecondFactorHint?
+    /// A code was sent to (or is expected from) `session.hint`; `notice` says why it was sent again.
+    func verificationStarted(_ session: VerificationSession, notice: SecondFactorError?) async
+    /// The code the person entered, a request for a new one, or cancel; `problem` is the last error.
+    func enterCode(for session: VerificationSession, problem: SecondFactorError?) async -> CodeAnswer
+}
+
+/// Email and password typed for a firebase first factor.
+public struct PasswordCredentials: Sendable, Equatable {
+    public var email: String
+    public var password: Secret
+
+    public init(email: String, password: Secret) {
+        self.email = email
+        self.password = password
+    }
 }

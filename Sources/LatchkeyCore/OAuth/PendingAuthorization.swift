@@ -5,7 +5,7 @@ public import Foundation
 /// RFC 8252 §8.10 mix-up defence: a response is accepted only at this request's own redirect URI,
 /// with this request's `state`, from this request's issuer; the verifier and nonce never leave it.
 public struct PendingAuthorization: Sendable {
-    public let provider: Provider
+    public let provider: OAuthProvider
     public let metadata: ServerMetadata
     /// The exact `redirect_uri` sent, repeated byte for byte in the token request.
     public let redirectURI: String
@@ -14,13 +14,13 @@ public struct PendingAuthorization: Sendable {
     /// `nonce` (OIDC Core §3.1.2.1), only for `oidc` providers.
     public let nonce: Secret?
 
-    public init(provider: Provider, metadata: ServerMetadata, redirectURI: String) {
+    public init(provider: OAuthProvider, metadata: ServerMetadata, redirectURI: String) {
         self.provider = provider
         self.metadata = metadata
         self.redirectURI = redirectURI
         self.state = Secret(SecureRandom.token())
         self.pkce = PKCE()
-        self.nonce = provider.kind == .oidc ? Secret(SecureRandom.token()) : nil
+        self.nonce = provider.isOpenID ? Secret(SecureRandom.token()) : nil
     }
 
     /// The URL the browser opens (RFC 6749 §4.1.1, RFC 7636 §4.3).

@@ -36,24 +36,21 @@ public struct ServerMetadata: Sendable, Equatable {
     }
 
     /// Where the discovery document of `provider` lives, or `nil` when the file lists every endpoint.
-    public static func discoveryURL(for provider: Provider) -> URL? {
+    public static func discoveryURL(for provider: OAuthProvider) -> URL? {
         guard let issuer = provider.issuer else { return nil }
         let endpoints = provider.endpoints
-        let complete = endpoints.authorization != nil && endpoints.token != nil && (provider.kind == .oauth2 || endpoints.jwks != nil)
+        let complete = endpoints.authorization != nil && endpoints.token != nil && (!provider.isOpenID || endpoints.jwks != nil)
         if complete { return nil }
         let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
-        switch provider.kind {
-        case .oidc: return URL(string: trimmed + "/.well-known/openid-configuration")
+        if provider.isOpenID { return URL(string: trimmed + "/.well-known/openid-configuration") }
         // RFC 8414 §3.1 inserts the well-known segment before the issuer's path.
-        case .oauth2:
-            guard var components = URLComponents(string: trimmed) else { return nil }
-            components.path = "/.well-known/oauth-authorization-server" + components.path
-            return components.url
-        }
+        guard var components = URLComponents(string: trimmed) else { return nil }
+        components.path = "/.well-known/oauth-authorization-server" + components.path
+        return components.url
     }
 
     /// Combines a discovery document (if one was read) with the file's explicit endpoints.
-    public static func resolve(provider: Provider, document: DiscoveryDocument?) throws(DiscoveryError) -> ServerMetadata {
+    public static func resolve(provider: OAuthProvider, document: DiscoveryDocument?) throws(DiscoveryError) -> ServerMetadata {
         if let document {
             guard document.issuer == provider.issuer else {
                 throw .issuerMismatch(
@@ -80,7 +77,7 @@ public struct ServerMetadata: Sendable, Equatable {
             throw .missingEndpoint(provider: provider.name, field: "token_endpoint")
         }
         let jwks = try endpoint(endpoints.jwks, document?.jwksURI, "jwks_uri")
-        if provider.kind == .oidc && jwks == nil { throw .missingEndpoint(provider: provider.name, field: "jwks_uri") }
+        if provider.isOpenID && jwks == nil { throw .missingEndpoint(provider: provider.name, field: "jwks_uri") }
         return ServerMetadata(
             issuer: provider.issuer,
             authorizationEndpoint: authorization,

@@ -1,15 +1,56 @@
 public import Foundation
 
 /// One identity provider, as configured by one file in a providers.d directory.
+///
+/// What is common to every kind sits here; what a kind needs to sign in sits in `Kind`'s
+/// associated configuration, so no kind carries fields it does not use.
 public struct Provider: Sendable, Equatable {
-    /// Which protocol the provider speaks, which decides how the account is identified.
-    public enum Kind: String, Sendable, CaseIterable {
+    /// The protocol the provider speaks, with the configuration that protocol needs.
+    public enum Kind: Sendable, Equatable {
         /// OpenID Connect: the account is the verified ID token's {iss, sub}.
-        case oidc
+        case oidc(OAuthClient)
         /// Plain OAuth 2.0: the account comes from the userinfo endpoint.
-        case oauth2
+        case oauth2(OAuthClient)
+        /// Firebase Authentication / Identity Platform: a first factor, then an optional second.
+        case firebase(FirebaseSettings)
     }
 
+    /// The file stem; also the `PROVIDER` in `latchkey token PROVIDER`.
+    public var name: String
+    public var displayName: String
+    public var kind: Kind
+    /// The file the provider was read from.
+    public var sourceFile: String
+
+    public init(name: String, displayName: String, kind: Kind, sourceFile: String) {
+        self.name = name
+        self.displayName = displayName
+        self.kind = kind
+        self.sourceFile = sourceFile
+    }
+
+    /// The `kind` as written in the provider file.
+    public var kindName: String {
+        switch kind {
+        case .oidc: return "oidc"
+        case .oauth2: return "oauth2"
+        case .firebase: return "firebase"
+        }
+    }
+
+    /// The provider as the OAuth engine sees it, for `oidc` and `oauth2` providers.
+    public var oauth: OAuthProvider? {
+        switch kind {
+        case .oidc(let client): return OAuthProvider(provider: self, client: client, identity: .idToken)
+        case .oauth2(let client): return OAuthProvider(provider: self, client: client, identity: .userinfo)
+        case .firebase: return nil
+        }
+    }
+}
+
+/// How an OAuth 2.0 client is registered at its authorization server: the part of a provider
+/// file that `oidc` and `oauth2` share.
+public struct OAuthClient: Sendable, Equatable {
     /// How the authorization response reaches Latchkey.
     public enum RedirectMode: String, Sendable, CaseIterable {
         /// A listener on the loopback interface (RFC 8252 §7.3).
@@ -50,10 +91,6 @@ public struct Provider: Sendable, Equatable {
         }
     }
 
-    /// The file stem; also the `PROVIDER` in `latchkey token PROVIDER`.
-    public var name: String
-    public var displayName: String
-    public var kind: Kind
     /// The issuer identifier; discovery is read from it and `iss` values must equal it exactly.
     public var issuer: String?
     public var endpoints: Endpoints
@@ -67,31 +104,88 @@ public struct Provider: Sendable, Equatable {
     public var loopbackHost: LoopbackHost
     /// This provider's own redirect path: the mix-up defence rests on it being unique.
     public var redirectPath: String
-    /// For `oauth2` providers: the userinfo member identifying the account.
-    public var accountIDField: String
-    /// For `oauth2` providers: the userinfo member shown as the account's name.
-    public var accountNameField: String
-    /// The file the provider was read from.
+    /// The userinfo members naming the account: always for `oauth2`, and for an `oidc` device
+    /// sign-in that returns no ID token.
+    public var accountFields: UserinfoAccountFields
+
+    public init(
+        issuer: String?, endpoints: Endpoints, clientID: String, clientSecret: Secret? = nil, scopes: [String],
+        extraAuthorizationParameters: [String: String] = [:], redirectMode: RedirectMode = .loopback, loopbackHost: LoopbackHost = .ipv4,
+        redirectPath: String, accountFields: UserinfoAccountFields = UserinfoAccountFields()
+    ) {
+        self.issuer = issuer
+        self.endpoints = endpoints
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.scopes = scopes
+        self.extraAuthorizationParameters = extraAuthorizationParameters
+        self.redirectMode = redirectMode
+        self.loopbackHost = loopbackHost
+        self.redirectPath = redirectPath
+        self.accountFields = accountFields
+    }
+}
+
+/// The userinfo members that identify and name an account (`account_id_field`, `account_name_field`).
+public struct UserinfoAccountFields: Sendable, Equatable {
+    /// `account_id_field`: the member identifying the account (default `sub`).
+    public var id: String
+    /// `account_name_field`: the member shown as the account's name (default `email`).
+    public var name: String
+
+    public init(id: String = "sub", name: String = "email") {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// An `oidc` or `oauth2` provider as the OAuth engine needs it: its names, its client
+/// registration, and where the account's identity comes from.
+///
+/// Client fields read through (`provider.clientID`), so the engine reads like the RFCs.
+@dynamicMemberLookup
+public struct OAuthProvider: Sendable, Equatable {
+    /// Where the signed-in account's identity comes from.
+    public enum IdentitySource: Sendable, Equatable {
+        /// The verified ID token (OpenID Connect); requests carry a `nonce`.
+        case idToken
+        /// The userinfo endpoint, read with the new access token (plain OAuth 2.0).
+        case userinfo
+    }
+
+    public var name: String
+    public var displayName: String
     public var sourceFile: String
-    /// For `kind = "firebase"` files: the Firebase settings (see `Provider.Firebase`); `nil` otherwise.
-    ///
-    /// Until `Kind` gains a `firebase` case, such providers carry `kind == .oidc` (their ID tokens
-    /// are verified like OpenID ones) and are told apart by this property: `isFirebase`.
-    public var firebase: Firebase? = nil
+    public var client: OAuthClient
+    public var identity: IdentitySource
 
-    /// Whether the provider signs in through Firebase Authentication (first and second factor).
-    public var isFirebase: Bool { firebase != nil }
+    init(provider: Provider, client: OAuthClient, identity: IdentitySource) {
+        name = provider.name
+        displayName = provider.displayName
+        sourceFile = provider.sourceFile
+        self.client = client
+        self.identity = identity
+    }
 
-    /// The `kind` as written in the provider file.
-    public var kindName: String { isFirebase ? "firebase" : kind.rawValue }
+    public subscript<Value>(dynamicMember keyPath: KeyPath<OAuthClient, Value>) -> Value { client[keyPath: keyPath] }
+
+    /// Whether the provider speaks OpenID Connect (ID tokens, nonce, OIDC discovery).
+    public var isOpenID: Bool { identity == .idToken }
 
     /// The redirect URI for a listener on `port`: `http://127.0.0.1:PORT/oauth2redirect/NAME`.
     public func redirectURI(port: Int) -> String {
-        "http://\(loopbackHost.rawValue):\(port)\(redirectPath)"
+        "http://\(client.loopbackHost.rawValue):\(port)\(client.redirectPath)"
     }
 
     /// The redirect URI with the port left open, for listings.
     public var redirectURITemplate: String {
-        "http://\(loopbackHost.rawValue):PORT\(redirectPath)"
+        "http://\(client.loopbackHost.rawValue):PORT\(client.redirectPath)"
+    }
+
+    /// The `providerId` Identity Platform knows this provider by when its ID token is the first
+    /// factor of a firebase sign-in (`signInWithIdp`): `google.com` for Google, else `oidc.NAME`,
+    /// the ID given to the provider when it was added to the Firebase project.
+    public var firebaseProviderID: String {
+        client.issuer == "https://accounts.google.com" ? "google.com" : "oidc.\(name)"
     }
 }

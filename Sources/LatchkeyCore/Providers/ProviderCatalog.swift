@@ -57,11 +57,16 @@ public struct ProviderCatalog: Sendable {
 
     /// Two providers sharing a redirect path would defeat the mix-up defence, so neither loads.
     static func rejectingSharedRedirectPaths(providers: [Provider], errors: [ProviderFileError]) -> ProviderCatalog {
-        let byPath = Dictionary(grouping: providers, by: \.redirectPath)
+        let byPath = Dictionary(grouping: providers.compactMap(\.oauth), by: \.client.redirectPath)
         var kept: [Provider] = []
         var allErrors = errors
         for provider in providers {
-            let sharing = byPath[provider.redirectPath] ?? []
+            // Only OAuth providers receive redirects; a firebase sign-in has none.
+            guard let oauth = provider.oauth else {
+                kept.append(provider)
+                continue
+            }
+            let sharing = byPath[oauth.redirectPath] ?? []
             if sharing.count == 1 {
                 kept.append(provider)
                 continue
@@ -74,7 +79,7 @@ public struct ProviderCatalog: Sendable {
             allErrors.append(
                 ProviderFileError(
                     file: provider.sourceFile, line: line, field: field,
-                    message: "\(provider.redirectPath) is also the redirect path of \(others); each provider needs its own (mix-up defence)"
+                    message: "\(oauth.redirectPath) is also the redirect path of \(others); each provider needs its own (mix-up defence)"
                 ))
         }
         return ProviderCatalog(providers: kept, errors: allErrors)

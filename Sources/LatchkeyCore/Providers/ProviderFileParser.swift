@@ -28,6 +28,11 @@ public struct ProviderFileParser {
         "code_challenge", "code_challenge_method",
     ]
 
+    /// The values `kind` may take.
+    enum KindName: String, CaseIterable {
+        case oidc, oauth2, firebase
+    }
+
     public init() {}
 
     /// Parses `text`, read from `file`; the provider's name is the file stem.
@@ -51,7 +56,7 @@ public struct ProviderFileParser {
             return .failure(ProviderFileErrors([ProviderFileError(file: file, message: "not valid TOML")]))
         }
 
-        if table["kind"]?.string == "firebase" {
+        if table["kind"]?.string == KindName.firebase.rawValue {
             return parseFirebase(table, name: name, context: &context)
         }
 
@@ -64,9 +69,9 @@ public struct ProviderFileParser {
         }
 
         let displayName = context.string(table, "display_name", required: true) ?? name
-        let kind = context.choice(table, "kind", Provider.Kind.self, required: true, otherChoices: ["firebase"]) ?? .oidc
+        let isOpenID = context.choice(table, "kind", KindName.self, required: true) != .oauth2
         let issuer = context.url(table, "issuer").map { $0.absoluteString }
-        var endpoints = Provider.Endpoints()
+        var endpoints = OAuthClient.Endpoints()
         endpoints.authorization = context.url(table, "authorization_endpoint")
         endpoints.token = context.url(table, "token_endpoint")
         endpoints.revocation = context.url(table, "revocation_endpoint")
@@ -79,23 +84,23 @@ public struct ProviderFileParser {
             where value == nil {
                 context.fail(key, "required when there is no issuer to discover it from")
             }
-            if kind == .oidc && endpoints.jwks == nil {
+            if isOpenID && endpoints.jwks == nil {
                 context.fail("jwks_uri", "required for kind \"oidc\" when there is no issuer to discover it from")
             }
         }
 
         let clientID = context.string(table, "client_id", required: false) ?? ""
         let clientSecret = context.string(table, "client_secret", required: false).map(Secret.init)
-        var scopes = context.stringArray(table, "scopes") ?? (kind == .oidc ? ["openid"] : [])
-        if kind == .oidc && !scopes.contains("openid") { scopes.insert("openid", at: 0) }
+        var scopes = context.stringArray(table, "scopes") ?? (isOpenID ? ["openid"] : [])
+        if isOpenID && !scopes.contains("openid") { scopes.insert("openid", at: 0) }
 
         let extra = context.stringTable(table, "extra_authorization_params") ?? [:]
         for key in extra.keys.sorted() where Self.reservedAuthorizationParameters.contains(key) {
             context.fail("extra_authorization_params.\(key)", "Latchkey sets this parameter itself; remove it", lineKey: key)
         }
 
-        let redirectMode = context.choice(table, "redirect", Provider.RedirectMode.self, required: false) ?? .loopback
-        var loopbackHost = Provider.LoopbackHost.ipv4
+        let redirectMode = context.choice(table, "redirect", OAuthClient.RedirectMode.self, required: false) ?? .loopback
+        var loopbackHost = OAuthClient.LoopbackHost.ipv4
         if let host = context.string(table, "loopback_host", required: false) {
             switch host {
             case "127.0.0.1": loopbackHost = .ipv4
@@ -112,13 +117,11 @@ public struct ProviderFileParser {
         let accountNameField = context.string(table, "account_name_field", required: false) ?? "email"
 
         guard context.errors.isEmpty else { return .failure(ProviderFileErrors(context.errors)) }
-        return .success(
-            Provider(
-                name: name, displayName: displayName, kind: kind, issuer: issuer, endpoints: endpoints,
-                clientID: clientID, clientSecret: clientSecret, scopes: scopes,
-                extraAuthorizationParameters: extra, redirectMode: redirectMode, loopbackHost: loopbackHost,
-                redirectPath: redirectPath, accountIDField: accountIDField, accountNameField: accountNameField,
-                sourceFile: file))
+        let client = OAuthClient(
+            issuer: issuer, endpoints: endpoints, clientID: clientID, clientSecret: clientSecret, scopes: scopes,
+            extraAuthorizationParameters: extra, redirectMode: redirectMode, loopbackHost: loopbackHost, redirectPath: redirectPath,
+            accountFields: UserinfoAccountFields(id: accountIDField, name: accountNameField))
+        return .success(Provider(name: name, displayName: displayName, kind: isOpenID ? .oidc(client) : .oauth2(client), sourceFile: file))
     }
 
     /// A `kind = "firebase"` file: Firebase Authentication with an optional second factor.
@@ -132,7 +135,7 @@ public struct ProviderFileParser {
         }
         let displayName = context.string(table, "display_name", required: true) ?? name
 
-        var backend = Provider.Firebase.Backend.firebase
+        var backend = FirebaseSettings.Backend.firebase
         if let raw = context.string(table, "mfa_backend", required: false) {
             if raw == "firebase" {
                 backend = .firebase
@@ -149,7 +152,7 @@ public struct ProviderFileParser {
             context.fail("project_id", "must be a Firebase project ID: letters, digits and '-'")
         }
 
-        var firstFactor = Provider.Firebase.FirstFactorSource.password
+        var firstFactor = FirebaseSettings.FirstFactorSource.password
         if let raw = context.string(table, "first_factor", required: false) {
             if raw == "password" {
                 firstFactor = .password
@@ -163,18 +166,18 @@ public struct ProviderFileParser {
             }
         }
 
-        var settings = Provider.Firebase(apiKey: apiKey, projectID: projectID, firstFactor: firstFactor, mfaBackend: backend)
+        var settings = FirebaseSettings(apiKey: apiKey, projectID: projectID, firstFactor: firstFactor, mfaBackend: backend)
         if let url = context.url(table, "identitytoolkit_url") { settings.identityToolkitURL = url }
         if let url = context.url(table, "securetoken_url") { settings.secureTokenURL = url }
         if let url = context.url(table, "jwks_uri") { settings.jwksURL = url }
 
-        let redirectPath = context.string(table, "redirect_path", required: false)
-        if let redirectPath, !Self.isValidRedirectPath(redirectPath) {
+        // Accepted for files written before firebase providers stopped borrowing the OpenID shape;
+        // a firebase sign-in has no redirect of its own, so the value is only checked.
+        if let redirectPath = context.string(table, "redirect_path", required: false), !Self.isValidRedirectPath(redirectPath) {
             context.fail("redirect_path", "must start with '/' and hold only letters, digits and -._~/ (no query or fragment)")
         }
         guard context.errors.isEmpty else { return .failure(ProviderFileErrors(context.errors)) }
-        return .success(
-            .firebase(name: name, displayName: displayName, settings: settings, redirectPath: redirectPath, sourceFile: context.file))
+        return .success(Provider(name: name, displayName: displayName, kind: .firebase(settings), sourceFile: context.file))
     }
 
     static func isValidRedirectPath(_ path: String) -> Bool {
@@ -240,13 +243,13 @@ extension ProviderFileParser {
             return string
         }
 
-        /// One of `Choice`'s raw values; `otherChoices` are valid values handled elsewhere, listed in the error.
+        /// One of `Choice`'s raw values.
         mutating func choice<Choice: RawRepresentable & CaseIterable>(
-            _ table: TOMLTable, _ key: String, _ type: Choice.Type, required: Bool, otherChoices: [String] = []
+            _ table: TOMLTable, _ key: String, _ type: Choice.Type, required: Bool
         ) -> Choice? where Choice.RawValue == String {
             guard let raw = string(table, key, required: required) else { return nil }
             if let choice = Choice(rawValue: raw) { return choice }
-            let names = (Choice.allCases.map(\.rawValue) + otherChoices).map { "\"\($0)\"" }.joined(separator: ", ")
+            let names = Choice.allCases.map(\.rawValue).map { "\"\($0)\"" }.joined(separator: ", ")
             fail(key, "\"\(TerminalText.sanitized(raw, maxLength: 40))\" is not one of \(names)")
             return nil
         }

@@ -5,10 +5,10 @@ import Foundation
 /// v1 for first-factor calls and lookup, v2 for MFA, securetoken for refresh; the API key goes
 /// in the `key` query parameter; bodies are camelCase JSON except the refresh, which is a form.
 public struct FirebaseBackend: SecondFactorBackend {
-    public let settings: Provider.Firebase
+    public let settings: FirebaseSettings
     let transport: any HTTPTransport
 
-    public init(settings: Provider.Firebase, transport: any HTTPTransport) {
+    public init(settings: FirebaseSettings, transport: any HTTPTransport) {
         self.settings = settings
         self.transport = transport
     }
@@ -141,7 +141,7 @@ public struct FirebaseBackend: SecondFactorBackend {
     // MARK: - Transport
 
     private func identityToolkit<Response: Decodable>(_ path: String, _ body: [String: Any]) async throws(SecondFactorError) -> Response {
-        let url = withKey(Provider.Firebase.url(settings.identityToolkitURL, path))
+        let url = withKey(FirebaseSettings.url(settings.identityToolkitURL, path))
         let json: Data
         do {
             json = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])

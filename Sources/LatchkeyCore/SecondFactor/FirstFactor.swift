@@ -68,3 +68,10 @@ public struct ReportedAccount: Sendable, Equatable {
         self.secondFactor = secondFactor
     }
 }
+
+/// The person's answer when asked for a code.
+public enum CodeAnswer: Sendable, Equatable {
+    case code(Secret)
+    case resend
+    case cancel
+}

@@ -52,6 +52,8 @@ public enum SecondFactorError: LatchkeyError, Equatable {
     case plugin(path: String, reason: String)
     /// The person gave up (end of input).
     case cancelled
+    /// A phone can be enrolled only on an account of a `kind = "firebase"` provider.
+    case notEnrollable(provider: String)
 
     public var recovery: Recovery {
         switch self {
@@ -70,7 +72,7 @@ public enum SecondFactorError: LatchkeyError, Equatable {
         case .tooManyAttempts, .quotaExceeded, .cancelled: return .unavailable
         case .transport(let error): return error.category
         case .sessionEnded: return .notFound
-        case .plugin: return .configuration
+        case .plugin, .notEnrollable: return .configuration
         default: return .rejected
         }
     }
@@ -100,6 +102,8 @@ public enum SecondFactorError: LatchkeyError, Equatable {
         case .transport(let error): return error.description
         case .plugin(let path, let reason): return "MFA plugin \(path): \(reason)"
         case .cancelled: return "the sign-in was cancelled"
+        case .notEnrollable(let provider):
+            return "\(provider) is not a kind = \"firebase\" provider: only firebase accounts can enroll a phone as a second factor"
         }
     }
 }

@@ -28,44 +28,25 @@ struct LoginCommand: AsyncParsableCommand {
         try await Failure.reporting {
             let context = options.context()
             let provider = try context.catalog.provider(named: provider)
-            if provider.isFirebase {
-                try await signInWithSecondFactor(provider: provider, context: context)
-                return
+            if enrollPhone != nil && provider.firebase == nil {
+                throw ValidationError("--enroll-phone is only for kind = \"firebase\" providers")
             }
-            if enrollPhone != nil { throw ValidationError("--enroll-phone is only for kind = \"firebase\" providers") }
-            let mode: Provider.RedirectMode = paste ? .paste : device ? .device : provider.redirectMode
-            let (record, outcome) = try await context.service.signIn(
-                provider: provider, mode: mode, interaction: CommandLineInteraction(),
-                browser: BrowserLauncher(environment: context.environment), timeout: .seconds(timeout))
+            if (paste || device), case .firebase(let settings) = provider.kind, settings.firstFactor == .password {
+                throw ValidationError("--paste and --device apply only to a firebase provider whose first_factor is another provider")
+            }
+            let interaction = CommandLineInteraction()
+            var (record, outcome) = try await context.service.signIn(
+                provider: provider, mode: paste ? .paste : device ? .device : nil, interaction: interaction,
+                timeout: .seconds(timeout))
             let verb = outcome == .added ? "Signed in" : "Signed in again"
-            Output.info("\(verb) to \(TerminalText.sanitized(provider.displayName)) as \(TerminalText.sanitized(record.label)).")
+            let factor = record.secondFactor.map { " (second factor: \($0))" } ?? ""
+            Output.info("\(verb) to \(TerminalText.sanitized(provider.displayName)) as \(TerminalText.sanitized(record.label))\(factor).")
+            guard let enrollPhone else { return }
+            record = try await context.service.enrollPhone(
+                AccountSelector(provider: provider.name, account: record.subject), phoneNumber: enrollPhone, displayName: phoneName,
+                interaction: interaction)
+            Output.info(
+                "Enrolled \(PhoneNumberMask.maskedIfFull(enrollPhone)) as a second factor of \(TerminalText.sanitized(record.label)).")
         }
-    }
-
-    /// Firebase: first factor, second factor (prompts on stderr, answers on stdin), then
-    /// optionally a new phone.
-    private func signInWithSecondFactor(provider: Provider, context: CommandContext) async throws {
-        if paste || device { throw ValidationError("--paste and --device do not apply to kind = \"firebase\" providers") }
-        let service = context.service
-        let browser = BrowserLauncher(environment: context.environment)
-        let timeout = self.timeout
-        let interaction = CommandLineSecondFactor(
-            federatedSignIn: { other in
-                try await service.federatedFirstFactor(
-                    at: other, mode: other.redirectMode, interaction: CommandLineInteraction(), browser: browser,
-                    timeout: .seconds(timeout))
-            }, catalog: context.catalog)
-        var (record, outcome) = try await service.signInWithSecondFactor(provider: provider, interaction: interaction)
-        let verb = outcome == .added ? "Signed in" : "Signed in again"
-        let factor = record.secondFactor.map { " (second factor: \($0))" } ?? ""
-        Output.info("\(verb) to \(TerminalText.sanitized(provider.displayName)) as \(TerminalText.sanitized(record.label))\(factor).")
-        guard let enrollPhone else { return }
-        record = try await service.enrollPhone(
-            AccountSelector(provider: provider.name, account: record.subject), phoneNumber: enrollPhone, displayName: phoneName,
-            code: { masked in
-                Output.info("A code was sent by SMS to \(masked).")
-                return CommandLineSecondFactor.prompt("Code: ").flatMap { $0.isEmpty ? nil : Secret($0) }
-            })
-        Output.info("Enrolled \(PhoneNumberMask.maskedIfFull(enrollPhone)) as a second factor of \(TerminalText.sanitized(record.label)).")
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LatchkeyCore
+import LatchkeyTUI
 
 struct ProvidersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,7 +16,7 @@ struct ListProviders: AsyncParsableCommand {
     @Flag(help: "Print JSON on stdout.") var json = false
 
     func run() async throws {
-        let catalog = CommandContext().catalog
+        let catalog = Composition().catalog
         if json {
             try Output.json(ProvidersReport(catalog))
             return
@@ -25,10 +26,9 @@ struct ListProviders: AsyncParsableCommand {
                 "No providers configured. Copy a file from the presets (providers.d/ in the source tree) into ~/.config/latchkey/providers.d/; see latchkey-providers(5)."
             )
         }
-        for provider in catalog.providers {
+        for entry in ProvidersReport(catalog).providers {
             Output.result(
-                "\(provider.name)\t\(provider.kind.rawValue)\t\(provider.issuer ?? "-")\t\(provider.redirectMode == .device ? "device" : provider.redirectURITemplate)"
-            )
+                "\(entry.name)\t\(entry.kind)\t\(entry.issuer ?? "-")\t\(entry.redirect == "device" ? "device" : entry.redirectURI)")
         }
         for error in catalog.errors { Output.error(error.description) }
     }
@@ -39,7 +39,7 @@ struct CheckProviders: AsyncParsableCommand {
         commandName: "check", abstract: "Check every provider file; exit 65 when any has an error.")
 
     func run() async throws {
-        let catalog = CommandContext().catalog
+        let catalog = Composition().catalog
         for error in catalog.errors { Output.info(error.description) }
         guard catalog.errors.isEmpty else { throw ExitCode(Failure.exitCode(for: .configuration)) }
         Output.info("\(catalog.providers.count) provider(s), no errors.")
@@ -70,10 +70,11 @@ struct ProvidersReport: Encodable {
     var errors: [FileError]
 
     init(_ catalog: ProviderCatalog) {
-        providers = catalog.providers.map {
-            Entry(
-                name: $0.name, displayName: $0.displayName, kind: $0.kindName, redirect: $0.redirectMode.rawValue,
-                redirectURI: $0.redirectURITemplate, source: $0.sourceFile, issuer: $0.issuer)
+        providers = catalog.providers.map { provider in
+            let summary = ProviderSummary(provider)
+            return Entry(
+                name: provider.name, displayName: provider.displayName, kind: provider.kindName, redirect: summary.redirectMode.rawValue,
+                redirectURI: summary.redirectURITemplate, source: provider.sourceFile, issuer: summary.issuer)
         }
         errors = catalog.errors.map { FileError(file: $0.file, line: $0.line, field: $0.field, message: $0.message) }
     }

@@ -21,7 +21,7 @@ struct ScreenCommand: AsyncParsableCommand {
         let outcome: Screen.Outcome
         do {
             outcome = try Screen.run(
-                environment: context.environment, catalog: context.catalog, keystore: context.keystore, typedPassphrase: prompt)
+                environment: context.environment, service: context.service, typedPassphrase: prompt)
         } catch {
             Output.info("latchkey: \(error.description); showing `latchkey status` instead.")
             let status = try StatusCommand.parse([])

@@ -1,9 +1,12 @@
 import Foundation
 import LatchkeyCore
 
-/// The plain-terminal side of a sign-in: messages on stderr, the pasted URL from stdin.
+/// The plain-terminal side of a sign-in: messages and prompts on stderr, answers from stdin.
+///
+/// Passwords are read without echo from /dev/tty when stdin is a terminal, else as a line from
+/// stdin (scripts and tests). Pasted URLs, codes and menu choices are lines on stdin.
 struct CommandLineInteraction: SignInInteraction {
-    func authorizationStarted(url: URL, provider: Provider, redirectURI: String, listeningOn: [String]) async {
+    func authorizationStarted(url: URL, provider: OAuthProvider, redirectURI: String, listeningOn: [String]) async {
         Output.info("Signing in to \(TerminalText.sanitized(provider.displayName)) (\(provider.issuer ?? url.host ?? "")).")
         if !listeningOn.isEmpty {
             Output.info("Waiting for the browser at \(redirectURI) (listening on \(listeningOn.joined(separator: " and "))).")
@@ -15,7 +18,7 @@ struct CommandLineInteraction: SignInInteraction {
         Output.info("\(reason). Open this address in a browser on this machine:\n\n  \(url.absoluteString)\n")
     }
 
-    func pasteRedirectURL(url: URL, provider: Provider, redirectURI: String) async throws -> String {
+    func pasteRedirectURL(url: URL, provider: OAuthProvider, redirectURI: String) async throws -> String {
         Output.info(
             """
             Open this address in any browser:
@@ -30,7 +33,7 @@ struct CommandLineInteraction: SignInInteraction {
         return line
     }
 
-    func deviceCodeIssued(_ authorization: DeviceAuthorization, provider: Provider) async {
+    func deviceCodeIssued(_ authorization: DeviceAuthorization, provider: OAuthProvider) async {
         Output.info(
             """
             \(TerminalText.sanitized(provider.displayName)) (client \(TerminalText.sanitized(provider.clientID))) asks you to approve a sign-in.
@@ -41,6 +44,64 @@ struct CommandLineInteraction: SignInInteraction {
             and enter the code  \(TerminalText.sanitized(authorization.userCode))
             (it expires in \(authorization.expiresIn / 60) min; waiting…)
             """)
+    }
+
+    // MARK: - Firebase
+
+    func federatedSignInStarted(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async {
+        Output.info("First factor: signing in to \(TerminalText.sanitized(firstFactor.displayName)).")
+    }
+
+    func federatedSignInPassed(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async {}
+
+    func credentials(for provider: FirebaseProvider) async -> PasswordCredentials? {
+        Output.info("Signing in to \(TerminalText.sanitized(provider.displayName)) with email and password.")
+        guard let email = Self.prompt("Email: "), !email.isEmpty else { return nil }
+        guard let password = Self.readPassword("Password: "), !password.isEmpty else { return nil }
+        return PasswordCredentials(email: email, password: Secret(password))
+    }
+
+    func chooseHint(_ hints: [SecondFactorHint]) async -> SecondFactorHint? {
+        Output.info("This account has a second factor:")
+        for (index, hint) in hints.enumerated() { Output.info("  \(index + 1)) \(hint.summary)") }
+        if hints.count == 1 { return hints[0] }
+        while true {
+            guard let answer = Self.prompt("Use which one [1-\(hints.count)]: ") else { return nil }
+            if let number = Int(answer), hints.indices.contains(number - 1) { return hints[number - 1] }
+            Output.info("Answer with a number from 1 to \(hints.count).")
+        }
+    }
+
+    func verificationStarted(_ session: VerificationSession, notice: SecondFactorError?) async {
+        if let notice { Output.info("latchkey: \(notice.description); a new code was sent.") }
+        switch session.hint.kind {
+        case .phone: Output.info("A code was sent by SMS to \(TerminalText.sanitized(session.hint.phoneNumber ?? "the phone")).")
+        case .totp: Output.info("Open your authenticator app for the code of \(session.hint.summary).")
+        }
+    }
+
+    func enterCode(for session: VerificationSession, problem: SecondFactorError?) async -> CodeAnswer {
+        if let problem { Output.info("latchkey: \(problem.description)") }
+        let resend = session.hint.kind == .phone ? " (r to send a new one)" : ""
+        guard let answer = Self.prompt("Code\(resend): "), !answer.isEmpty else { return .cancel }
+        if answer == "r" && session.hint.kind == .phone { return .resend }
+        return .code(Secret(answer))
+    }
+
+    // MARK: - Terminal
+
+    static func prompt(_ text: String) -> String? {
+        FileHandle.standardError.write(Data(text.utf8))
+        return LineReader(descriptor: STDIN_FILENO).readLine()?.trimmingCharacters(in: .whitespaces)
+    }
+
+    static func readPassword(_ text: String) -> String? {
+        if isatty(STDIN_FILENO) == 1, let terminal = TerminalDevice.open() {
+            defer { terminal.close() }
+            return terminal.readHidden(prompt: text)
+        }
+        FileHandle.standardError.write(Data(text.utf8))
+        return LineReader(descriptor: STDIN_FILENO).readLine()
     }
 }
 

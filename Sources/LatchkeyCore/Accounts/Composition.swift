@@ -1,0 +1,62 @@
+public import Foundation
+
+/// Every part Latchkey runs with, built once from the process environment: the one composition
+/// root the command line and the screen share, so both read the same providers and config.toml,
+/// open the same keystore and sign in through the same seams.
+public struct Composition: Sendable {
+    public let environment: [String: String]
+    public let catalog: ProviderCatalog
+    /// config.toml, or the errors that make it unusable.
+    public let configuration: Result<LatchkeyConfiguration, ProviderFileErrors>
+    public let keystore: any Keystore
+    public let service: AccountService
+
+    /// `backend` overrides config.toml (`--keystore`). The vault's passphrase comes from
+    /// `LATCHKEY_PASSPHRASE_FILE` when set, else from `passphrase` (a terminal prompt, the screen's).
+    public init(
+        environment: [String: String], backend: LatchkeyConfiguration.KeystoreBackend? = nil, passphrase: any PassphraseProvider,
+        transport: any HTTPTransport = LiveHTTPTransport()
+    ) {
+        self.environment = environment
+        catalog = ProviderCatalog.load(
+            directories: ProviderCatalog.searchDirectories(environment: environment),
+            explicitDirectoryRequired: environment["LATCHKEY_PROVIDERS_DIR"] != nil)
+        let paths = LatchkeyPaths(environment: environment)
+        configuration = Result { () throws(ProviderFileErrors) in try LatchkeyConfiguration.load(path: paths.configFile) }
+        switch configuration {
+        case .failure(let errors):
+            keystore = UnusableKeystore(errors: errors)
+        case .success(let settings):
+            switch backend ?? settings.keystore {
+            case .vault:
+                let source: any PassphraseProvider = environment["LATCHKEY_PASSPHRASE_FILE"].map { PassphraseFile(path: $0) } ?? passphrase
+                keystore = VaultKeystore(
+                    path: paths.vaultFile, passphrase: source, cacheKey: true, unlockDuration: TimeInterval(settings.unlockTimeout))
+            case .secretService:
+                keystore = VaultKeystore.secretService(path: paths.secretServiceVaultFile)
+            }
+        }
+        service = AccountService(
+            catalog: catalog, keystore: keystore, engine: SignInEngine(transport: transport),
+            browser: BrowserLauncher(environment: environment))
+    }
+}
+
+/// Stands in for the keystore when config.toml is broken: every use reports the file's errors,
+/// so no command silently falls back to another keystore.
+struct UnusableKeystore: Keystore {
+    let errors: ProviderFileErrors
+    var backendName: String { "unusable" }
+
+    func records() async throws(KeystoreError) -> [AccountRecord] { throw error }
+
+    func update<Result: Sendable>(
+        isolation: isolated (any Actor)?, _ body: (inout [AccountRecord]) async throws -> Result
+    ) async throws -> Result {
+        throw error
+    }
+
+    private var error: KeystoreError {
+        .configuration(errors.errors.map(\.description).joined(separator: "\n"))
+    }
+}

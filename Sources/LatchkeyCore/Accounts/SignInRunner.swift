@@ -1,0 +1,149 @@
+import Foundation
+
+/// Carries out `SignInFlow`'s actions with the service's seams (keystore, engine, browser,
+/// listener, second-factor backend) and the person's `SignInInteraction`: the effects at the
+/// edge of a sign-in, and nothing that decides.
+struct SignInRunner {
+    let service: AccountService
+    let interaction: any SignInInteraction
+    let timeout: Duration
+
+    func run(_ initial: SignInFlow) async throws -> (AccountRecord, AccountService.SignInOutcome) {
+        var flow = initial
+        var effects = Effects(runner: self, backend: Self.backend(for: flow.route, service: service))
+        var action = flow.start()
+        while true {
+            switch action {
+            case .finished(let record, let outcome): return (record, outcome)
+            case .failed(let error): throw error
+            default: action = flow.handle(await effects.perform(action))
+            }
+        }
+    }
+
+    private static func backend(for route: SignInFlow.Route, service: AccountService) -> (any SecondFactorBackend)? {
+        switch route {
+        case .oauth: return nil
+        case .password(let firebase), .federated(_, _, let firebase): return service.secondFactorBackend(for: firebase)
+        }
+    }
+
+    /// One sign-in's effects, with the listener it holds between binding and the redirect.
+    private struct Effects {
+        let runner: SignInRunner
+        let backend: (any SecondFactorBackend)?
+        var listener: (any RedirectListener)?
+
+        init(runner: SignInRunner, backend: (any SecondFactorBackend)?) {
+            self.runner = runner
+            self.backend = backend
+        }
+
+        private var service: AccountService { runner.service }
+        private var interaction: any SignInInteraction { runner.interaction }
+
+        mutating func perform(_ action: SignInFlow.Action) async -> SignInFlow.Event {
+            do {
+                return try await performOrThrow(action)
+            } catch let error as SecondFactorError {
+                return .secondFactorFailed(error)
+            } catch {
+                return .effectFailed(error)
+            }
+        }
+
+        /// Second-factor backend errors come back as `secondFactorFailed` (the resolver decides
+        /// whether to go on); every other error ends the sign-in.
+        private mutating func performOrThrow(_ action: SignInFlow.Action) async throws -> SignInFlow.Event {
+            switch action {
+            case .openKeystore:
+                // Unlock (or fail) before the browser round trip, not after it.
+                _ = try await service.keystore.records()
+                return .keystoreOpened
+            case .notify(.federatedSignInStarted(let first, let firebase)):
+                await interaction.federatedSignInStarted(at: first, for: firebase)
+                return .notified
+            case .notify(.federatedSignInPassed(let first, let firebase)):
+                await interaction.federatedSignInPassed(at: first, for: firebase)
+                return .notified
+            case .fetchMetadata(let provider):
+                return .metadataFetched(try await service.engine.metadata(for: provider))
+            case .bindListener(let provider):
+                // Bound before the browser opens (RFC 8252 §7.3), so the redirect cannot race the listener.
+                let bound = try await service.listeners.bind(preferIPv6: provider.loopbackHost == .ipv6)
+                listener = bound
+                return .listenerBound(port: bound.port, addresses: bound.addresses)
+            case .openBrowser(let pending, let addresses):
+                return try await awaitRedirect(pending, listeningOn: addresses)
+            case .askForPastedRedirect(let pending):
+                await interaction.authorizationStarted(
+                    url: pending.authorizationURL, provider: pending.provider, redirectURI: pending.redirectURI, listeningOn: [])
+                return .redirectPasted(
+                    try await interaction.pasteRedirectURL(
+                        url: pending.authorizationURL, provider: pending.provider, redirectURI: pending.redirectURI))
+            case .startDeviceAuthorization(let provider, let metadata):
+                return .deviceAuthorizationStarted(
+                    try await service.engine.startDeviceAuthorization(provider: provider, metadata: metadata))
+            case .pollDeviceAuthorization(let authorization, let provider, let metadata):
+                await interaction.deviceCodeIssued(authorization, provider: provider)
+                return .accountIdentified(
+                    try await service.engine.completeDeviceAuthorization(authorization, provider: provider, metadata: metadata))
+            case .exchange(let code, let pending):
+                return .accountIdentified(try await service.engine.exchange(code, for: pending))
+            case .askForCredentials(let firebase):
+                return .credentialsEntered(await interaction.credentials(for: firebase))
+            case .submitFirstFactor(let factor, _):
+                return .firstFactorAnswered(try await secondFactorBackend().signIn(factor))
+            case .chooseHint(let hints):
+                return .hintChosen(await interaction.chooseHint(hints))
+            case .sendCode(let hint, let pending, let notice):
+                let session = try await secondFactorBackend().startSignIn(hint: hint, pending: pending)
+                await interaction.verificationStarted(session, notice: notice)
+                return .codeSent(session)
+            case .askForCode(let session, let problem):
+                return .codeAnswered(await interaction.enterCode(for: session, problem: problem))
+            case .finalize(let session, let code, let pending):
+                return .secondFactorPassed(try await secondFactorBackend().finalizeSignIn(session: session, code: code, pending: pending))
+            case .identifyFirebaseAccount(let tokens, let factor, let firebase):
+                do {
+                    return .accountIdentified(
+                        try await service.firebaseAccount(
+                            from: tokens, provider: firebase, factorUsed: factor?.kind.rawValue, previous: nil))
+                } catch let error as SecondFactorError {
+                    // The tokens are final: a rejected one ends the sign-in, it is not a wrong code.
+                    return .effectFailed(error)
+                }
+            case .store(let record):
+                return .stored(try await service.store(record))
+            case .finished, .failed:
+                preconditionFailure("the runner stops at \(action)")
+            }
+        }
+
+        /// Sends the browser, waits for the one request the listener takes, and closes it.
+        private mutating func awaitRedirect(_ pending: PendingAuthorization, listeningOn addresses: [String]) async throws
+            -> SignInFlow.Event
+        {
+            guard let bound = listener else { preconditionFailure("openBrowser before bindListener") }
+            listener = nil
+            await interaction.authorizationStarted(
+                url: pending.authorizationURL, provider: pending.provider, redirectURI: pending.redirectURI, listeningOn: addresses)
+            do {
+                try service.browser.open(pending.authorizationURL)
+            } catch {
+                await interaction.browserUnavailable(url: pending.authorizationURL, reason: error.description)
+            }
+            let request = await bound.firstRequest(timeout: runner.timeout)
+            await bound.close()
+            guard let request else {
+                throw SignInError.timedOut(provider: pending.provider.name, seconds: Int(runner.timeout.components.seconds))
+            }
+            return .redirectReceived(request)
+        }
+
+        private func secondFactorBackend() -> any SecondFactorBackend {
+            guard let backend else { preconditionFailure("a second-factor step on an OAuth route") }
+            return backend
+        }
+    }
+}

@@ -1,0 +1,49 @@
+public import Foundation
+
+/// New tokens for an account that is already stored: from a refresh or a phone enrollment.
+public struct TokenUpdate: Sendable, Equatable {
+    public var accessToken: Secret
+    public var tokenType: String
+    /// `nil` keeps the refresh token the account has (RFC 6749 §6 lets a server not rotate).
+    public var refreshToken: Secret?
+    /// `nil` keeps the ID token the account has (plain OAuth 2.0 refreshes carry none).
+    public var idToken: Secret?
+    public var expiresAt: Date?
+    /// `nil` keeps the scopes (a refresh response may omit `scope`).
+    public var scopes: [String]?
+    public var displayName: String?
+    public var secondFactor: String?
+
+    public init(
+        accessToken: Secret, tokenType: String, refreshToken: Secret?, idToken: Secret?, expiresAt: Date?, scopes: [String]? = nil,
+        displayName: String? = nil, secondFactor: String? = nil
+    ) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+        self.expiresAt = expiresAt
+        self.scopes = scopes
+        self.displayName = displayName
+        self.secondFactor = secondFactor
+    }
+}
+
+extension AccountRecord {
+    /// This account with `update` applied at `time`: the one place a stored account takes new
+    /// tokens, so every kind keeps its refresh token, names and last error the same way.
+    public func applying(_ update: TokenUpdate, at time: Date) -> AccountRecord {
+        var updated = self
+        updated.accessToken = update.accessToken
+        updated.tokenType = update.tokenType
+        updated.refreshToken = update.refreshToken ?? refreshToken
+        updated.idToken = update.idToken ?? idToken
+        updated.expiresAt = update.expiresAt
+        if let scopes = update.scopes { updated.scopes = scopes }
+        if let displayName = update.displayName { updated.displayName = displayName }
+        if let secondFactor = update.secondFactor { updated.secondFactor = secondFactor }
+        updated.updatedAt = time
+        updated.lastError = nil
+        return updated
+    }
+}

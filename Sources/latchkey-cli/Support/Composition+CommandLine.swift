@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+import LatchkeyCore
+
+/// What every command needs is the shared `Composition`, with the terminal prompt as the vault's
+/// passphrase source unless the caller brings its own (the screen asks in its own prompt).
+extension Composition {
+    init(backend: LatchkeyConfiguration.KeystoreBackend? = nil, passphrase: (any PassphraseProvider)? = nil) {
+        self.init(
+            environment: ProcessInfo.processInfo.environment, backend: backend, passphrase: passphrase ?? TerminalPassphrasePrompt())
+    }
+}
+
+/// `--keystore`, on every command that touches accounts.
+struct KeystoreOptions: ParsableArguments {
+    @Option(
+        help: "The keystore: vault (encrypted file, the default) or secret-service (desktop keyring); overrides config.toml.",
+        transform: { text in
+            guard let backend = LatchkeyConfiguration.KeystoreBackend(rawValue: text) else {
+                throw ValidationError("--keystore must be vault or secret-service")
+            }
+            return backend
+        })
+    var keystore: LatchkeyConfiguration.KeystoreBackend?
+
+    func context(passphrase: (any PassphraseProvider)? = nil) -> Composition {
+        Composition(backend: keystore, passphrase: passphrase)
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import LatchkeyTestSupport
+import Testing
+
+@testable import LatchkeyCore
+
+/// The sign-in flow, exchange, refresh, key rotation and revocation driven end to end through
+/// the seams: an in-memory authorization server, keystore and clock, no network.
+@Suite("Sign-in flow and engine without a network")
+struct SignInFlowTests {
+    let server = FakeAuthorizationServer()
+    let keystore = InMemoryKeystore()
+    var service: AccountService { server.service(keystore: keystore) }
+
+    func signIn() async throws -> AccountRecord {
+        let (record, outcome) = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+        #expect(outcome == .added)
+        return record
+    }
+
+    @Test("a browser sign-in exchanges the code with the PKCE verifier and stores the verified identity")
+    func exchange() async throws {
+        let record = try await signIn()
+        #expect(record.subject == "alice" && record.issuer == "https://corp.example")
+        #expect(record.accessToken == Secret("access-1") && record.refreshToken == Secret("refresh-2"))
+        #expect(record.expiresAt == server.clock.now().addingTimeInterval(3600))
+        #expect(try await keystore.records() == [record])
+        let exchange = try #require(server.transport.sent(to: "/token").first?.form)
+        #expect(exchange["grant_type"] == "authorization_code" && exchange["code_verifier"] != nil)
+        #expect(server.browser.urls.count == 1)
+    }
+
+    @Test("the keystore is opened before the browser, so a locked vault fails before any sign-in work")
+    func keystoreFirst() async throws {
+        let locked = LockedKeystore()
+        await #expect(throws: KeystoreError.self) {
+            try await server.service(keystore: locked).signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+        }
+        #expect(server.browser.urls.isEmpty && server.transport.sent.isEmpty)
+    }
+
+    @Test("a redirect that answers another request's state is refused and nothing is stored")
+    func forgedState() async throws {
+        let browser = server.browser
+        let forged = ScriptedListenerFactory(browser: browser) { url in
+            RedirectRequest(target: "/oauth2redirect/corp?code=stolen&state=not-ours", host: "127.0.0.1:49321")
+        }
+        let service = AccountService(
+            catalog: ProviderCatalog(providers: [server.provider], errors: []), keystore: keystore,
+            engine: SignInEngine(transport: server.transport, clock: server.clock), browser: browser, listeners: forged)
+        await #expect(throws: AuthorizationResponseError.self) {
+            try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+        }
+        #expect(try await keystore.records().isEmpty)
+        #expect(server.transport.sent(to: "/token").isEmpty)
+    }
+
+    @Test("with no browser the person is told where to go, and the sign-in still completes")
+    func noBrowser() async throws {
+        let browser = FakeBrowser(unavailable: true)
+        let listeners = ScriptedListenerFactory(browser: browser) { _ in nil }
+        let person = ScriptedPerson { _, _ in .cancel }
+        let service = AccountService(
+            catalog: ProviderCatalog(providers: [server.provider], errors: []), keystore: keystore,
+            engine: SignInEngine(transport: server.transport, clock: server.clock), browser: browser, listeners: listeners)
+        await #expect(throws: SignInError.timedOut(provider: "corp", seconds: 300)) {
+            try await service.signIn(provider: server.provider, interaction: person)
+        }
+        #expect(person.log.browserProblems.count == 1)
+        #expect(person.log.authorizationURLs.count == 1)
+    }
+
+    @Test("paste mode validates the pasted URL exactly like a loopback request")
+    func paste() async throws {
+        let person = ScriptedPerson(answer: { _, _ in .cancel }) { [server] url in
+            guard let request = server.approve(url) else { return nil }
+            return "http://\(request.host ?? "")\(request.target)"
+        }
+        let (record, _) = try await service.signIn(provider: server.provider, mode: .paste, interaction: person)
+        #expect(record.subject == "alice")
+        #expect(server.browser.urls.isEmpty)
+    }
+
+    @Test("a refresh rotates the refresh token and keeps the account's identity and creation time")
+    func refreshRotates() async throws {
+        let first = try await signIn()
+        server.clock.advance(by: 4000)
+        let refreshed = try await service.refresh(AccountSelector(provider: "corp"))
+        #expect(refreshed.refreshToken == Secret("refresh-3") && refreshed.accessToken == Secret("access-2"))
+        #expect(refreshed.createdAt == first.createdAt && refreshed.updatedAt == server.clock.now())
+        #expect(refreshed.expiresAt == server.clock.now().addingTimeInterval(3600))
+        #expect(try await keystore.records() == [refreshed])
+    }
+
+    @Test("a valid token is handed out without a refresh; an expiring one is refreshed first")
+    func validToken() async throws {
+        _ = try await signIn()
+        let selector = AccountSelector(provider: "corp")
+        #expect(try await service.validToken(for: selector, minimumLifetime: 60, idToken: false) == Secret("access-1"))
+        server.clock.advance(by: 3590)
+        #expect(try await service.validToken(for: selector, minimumLifetime: 60, idToken: false) == Secret("access-2"))
+        #expect(server.transport.sent(to: "/token").count == 2)
+    }
+
+    @Test("a refreshed ID token naming another account is rejected and the stored account is kept")
+    func identityChange() async throws {
+        let first = try await signIn()
+        server.signInAs("mallory")
+        await #expect(throws: RefreshError.identityChanged) { try await service.refresh(AccountSelector(provider: "corp")) }
+        let kept = try #require(try await keystore.records().first)
+        #expect(kept.subject == "alice" && kept.accessToken == first.accessToken)
+        #expect(kept.lastError != nil)
+    }
+
+    @Test("a refresh token the provider rejects says to sign in again and keeps the account")
+    func rejectedRefreshToken() async throws {
+        _ = try await signIn()
+        server.transport.route("/token", status: 400, json: #"{"error":"invalid_grant"}"#)
+        await #expect(throws: RefreshError.refreshTokenRejected(account: "alice@example.com", provider: "corp")) {
+            try await service.refresh(AccountSelector(provider: "corp"))
+        }
+        #expect(try await keystore.records().count == 1)
+    }
+
+    @Test("after a key rotation the JWKS is fetched again once and the new key is accepted")
+    func keyRotation() async throws {
+        _ = try await signIn()
+        #expect(server.transport.sent(to: "/jwks").count == 1)
+        server.rotateKey()
+        _ = try await service.refresh(AccountSelector(provider: "corp"))
+        #expect(server.transport.sent(to: "/jwks").count == 3)
+    }
+
+    @Test("sign-out revokes the refresh token, then deletes the account")
+    func signOut() async throws {
+        _ = try await signIn()
+        let (record, revocation) = try await service.signOut(AccountSelector(provider: "corp"))
+        #expect(try revocation.get() == .revoked("refresh_token"))
+        #expect(server.revokedTokens == [record.refreshToken?.exposedValue])
+        #expect(try await keystore.records().isEmpty)
+    }
+
+    @Test("signing in again as the same person updates the account instead of adding one")
+    func signInAgain() async throws {
+        let first = try await signIn()
+        let (again, outcome) = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+        #expect(outcome == .updated && again.createdAt == first.createdAt)
+        #expect(try await keystore.records().count == 1)
+    }
+}
+
+/// A keystore that is locked and cannot be unlocked here.
+struct LockedKeystore: Keystore {
+    var backendName: String { "locked" }
+    func records() async throws(KeystoreError) -> [AccountRecord] { throw .locked("a test vault") }
+    func update<Result: Sendable>(
+        isolation: isolated (any Actor)?, _ body: (inout [AccountRecord]) async throws -> Result
+    ) async throws -> Result {
+        throw KeystoreError.locked("a test vault")
+    }
+}

@@ -1,0 +1,148 @@
+import Crypto
+public import Foundation
+public import LatchkeyCore
+import Synchronization
+
+/// An OpenID provider played in memory: it answers the token, JWKS, revocation and userinfo
+/// endpoints through a `RecordingTransport`, and "the person" approves every authorization the
+/// browser is sent to, coming back through a `ScriptedListenerFactory`.
+///
+/// It checks what a real server checks (the code it issued, the PKCE verifier against the
+/// challenge, the redirect URI, the refresh token it last issued), so the engine's requests are
+/// tested, not only its parsing.
+public final class FakeAuthorizationServer: Sendable {
+    public let issuer: TestIssuer
+    public let provider: Provider
+    public let transport: RecordingTransport
+    public let browser = FakeBrowser()
+    public let clock: FixedClock
+
+    struct State {
+        var subject = "alice"
+        var issuer: TestIssuer
+        /// code → (code_challenge, redirect_uri, nonce)
+        var codes: [String: (challenge: String, redirectURI: String, nonce: String?)] = [:]
+        var refreshToken = "refresh-1"
+        var issued = 0
+        var revoked: [String] = []
+        var accessTokenLifetime = 3600
+        /// A key set from before a rotation, served once (a cache in front of the JWKS).
+        var staleKeySet: String?
+    }
+
+    private let state: Mutex<State>
+
+    public init(
+        name: String = "corp", issuer: String = "https://corp.example", transport: RecordingTransport = RecordingTransport(),
+        clock: FixedClock = FixedClock()
+    ) {
+        let signer = TestIssuer(issuer: issuer)
+        self.issuer = signer
+        self.transport = transport
+        self.clock = clock
+        state = Mutex(State(issuer: signer))
+        let endpoints = OAuthClient.Endpoints(
+            authorization: URL(string: issuer + "/authorize"), token: URL(string: issuer + "/token"),
+            revocation: URL(string: issuer + "/revoke"), userinfo: URL(string: issuer + "/userinfo"), jwks: URL(string: issuer + "/jwks"))
+        provider = Provider.testing(name: name, issuer: issuer, endpoints: endpoints)
+        transport.route("/jwks") { [unowned self] _ in
+            .success(
+                Self.json(
+                    state.withLock { state in
+                        defer { state.staleKeySet = nil }
+                        return state.staleKeySet ?? state.issuer.keySetJSON
+                    }))
+        }
+        transport.route("/token") { [unowned self] request in .success(token(request)) }
+        transport.route("/revoke") { [unowned self] request in
+            state.withLock { $0.revoked.append(request.form["token"] ?? "") }
+            return .success(HTTPResponse(status: 200, body: []))
+        }
+    }
+
+    /// The account the person signs in as from now on (an identity change when it differs).
+    public func signInAs(_ subject: String) { state.withLock { $0.subject = subject } }
+    /// Rotates the signing key: tokens are signed with the new one and the JWKS lists only it,
+    /// except that the next JWKS request still gets the old set (a stale cache).
+    public func rotateKey() {
+        state.withLock {
+            $0.staleKeySet = $0.issuer.keySetJSON
+            $0.issuer = $0.issuer.rotated
+        }
+    }
+    public func accessTokenLifetime(_ seconds: Int) { state.withLock { $0.accessTokenLifetime = seconds } }
+    public var revokedTokens: [String] { state.withLock { $0.revoked } }
+    public var currentRefreshToken: String { state.withLock { $0.refreshToken } }
+
+    /// Listeners whose request is the person coming back from approving at the authorization URL.
+    public var listeners: ScriptedListenerFactory {
+        ScriptedListenerFactory(browser: browser) { [unowned self] url in approve(url) }
+    }
+
+    /// An account service with this server's seams and `keystore`.
+    public func service(keystore: any Keystore, providers: [Provider]? = nil) -> AccountService {
+        AccountService(
+            catalog: ProviderCatalog(providers: providers ?? [provider], errors: []), keystore: keystore,
+            engine: SignInEngine(transport: transport, clock: clock), browser: browser, listeners: listeners)
+    }
+
+    // MARK: - Endpoints
+
+    /// The redirect the browser makes after the person approves: code and state, plus `iss`.
+    public func approve(_ authorizationURL: URL) -> RedirectRequest? {
+        let query = Self.query(authorizationURL)
+        guard let redirect = query["redirect_uri"].flatMap(URLComponents.init(string:)), let state = query["state"] else { return nil }
+        let code = "code-\(UUID().uuidString)"
+        self.state.withLock {
+            $0.codes[code] = (query["code_challenge"] ?? "", query["redirect_uri"] ?? "", query["nonce"])
+        }
+        let issuer = self.issuer.issuer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return RedirectRequest(
+            target: "\(redirect.path)?code=\(code)&state=\(state)&iss=\(issuer)", host: "\(redirect.host ?? ""):\(redirect.port ?? 0)")
+    }
+
+    private func token(_ request: HTTPRequest) -> HTTPResponse {
+        let form = request.form
+        let clientID = form["client_id"] ?? ""
+        return state.withLock { state in
+            switch form["grant_type"] {
+            case "authorization_code":
+                guard let code = form["code"], let issued = state.codes.removeValue(forKey: code) else {
+                    return Self.json(#"{"error":"invalid_grant"}"#, status: 400)
+                }
+                let challenge = TestIssuer.base64URL(SHA256.hash(data: Array((form["code_verifier"] ?? "").utf8)))
+                guard challenge == issued.challenge, form["redirect_uri"] == issued.redirectURI else {
+                    return Self.json(#"{"error":"invalid_grant","error_description":"PKCE or redirect_uri mismatch"}"#, status: 400)
+                }
+                return tokens(&state, clientID: clientID, nonce: issued.nonce)
+            case "refresh_token":
+                guard form["refresh_token"] == state.refreshToken else { return Self.json(#"{"error":"invalid_grant"}"#, status: 400) }
+                return tokens(&state, clientID: clientID, nonce: nil)
+            default:
+                return Self.json(#"{"error":"unsupported_grant_type"}"#, status: 400)
+            }
+        }
+    }
+
+    /// A token response with a new access token, a rotated refresh token and an ID token.
+    private func tokens(_ state: inout State, clientID: String, nonce: String?) -> HTTPResponse {
+        state.issued += 1
+        state.refreshToken = "refresh-\(state.issued + 1)"
+        let idToken = state.issuer.idToken(subject: state.subject, audience: clientID, nonce: nonce, now: clock.now())
+        return Self.json(
+            """
+            {"access_token":"access-\(state.issued)","token_type":"Bearer","expires_in":\(state.accessTokenLifetime),\
+            "refresh_token":"\(state.refreshToken)","id_token":"\(idToken.exposedValue)"}
+            """)
+    }
+
+    static func json(_ text: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
+    }
+
+    static func query(_ url: URL) -> [String: String] {
+        var values: [String: String] = [:]
+        for item in URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? [] { values[item.name] = item.value }
+        return values
+    }
+}

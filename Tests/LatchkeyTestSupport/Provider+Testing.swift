@@ -1,0 +1,48 @@
+public import Foundation
+public import LatchkeyCore
+
+extension Provider {
+    /// An OpenID provider built by hand, so flow tests do not depend on the file parser.
+    public static func testing(
+        name: String = "example",
+        issuer: String? = "https://idp.example.com",
+        endpoints: OAuthClient.Endpoints = OAuthClient.Endpoints(
+            authorization: URL(string: "https://idp.example.com/authorize"), token: URL(string: "https://idp.example.com/token"),
+            jwks: URL(string: "https://idp.example.com/jwks")),
+        scopes: [String] = ["openid", "email"],
+        extraAuthorizationParameters: [String: String] = [:],
+        redirectMode: OAuthClient.RedirectMode = .loopback,
+        redirectPath: String? = nil,
+        isOpenID: Bool = true
+    ) -> Provider {
+        let client = OAuthClient(
+            issuer: issuer, endpoints: endpoints, clientID: "client-\(name)", scopes: scopes,
+            extraAuthorizationParameters: extraAuthorizationParameters, redirectMode: redirectMode,
+            redirectPath: redirectPath ?? "/oauth2redirect/\(name)")
+        return Provider(
+            name: name, displayName: name.capitalized, kind: isOpenID ? .oidc(client) : .oauth2(client),
+            sourceFile: "/etc/latchkey/providers.d/\(name).toml")
+    }
+
+    /// A firebase provider built by hand.
+    public static func firebaseTesting(name: String = "fb", settings: FirebaseSettings) -> Provider {
+        Provider(name: name, displayName: "Emulated", kind: .firebase(settings), sourceFile: "/etc/latchkey/providers.d/\(name).toml")
+    }
+}
+
+extension OAuthProvider {
+    /// `Provider.testing(…)` as the OAuth engine sees it.
+    public static func testing(
+        name: String = "example", issuer: String? = "https://idp.example.com",
+        endpoints: OAuthClient.Endpoints = OAuthClient.Endpoints(
+            authorization: URL(string: "https://idp.example.com/authorize"), token: URL(string: "https://idp.example.com/token"),
+            jwks: URL(string: "https://idp.example.com/jwks")),
+        scopes: [String] = ["openid", "email"], extraAuthorizationParameters: [String: String] = [:], redirectPath: String? = nil,
+        isOpenID: Bool = true
+    ) -> OAuthProvider {
+        Provider.testing(
+            name: name, issuer: issuer, endpoints: endpoints, scopes: scopes, extraAuthorizationParameters: extraAuthorizationParameters,
+            redirectPath: redirectPath, isOpenID: isOpenID
+        ).oauth!
+    }
+}

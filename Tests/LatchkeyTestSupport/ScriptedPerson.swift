@@ -1,0 +1,97 @@
+public import Foundation
+public import LatchkeyCore
+import Synchronization
+
+/// A person following a script through any sign-in: what they type, which factor they pick, and
+/// their answer to each code prompt. Everything they were shown is logged for the assertions.
+public final class ScriptedPerson: SignInInteraction {
+    public struct Log: Sendable {
+        public var authorizationURLs: [URL] = []
+        public var browserProblems: [String] = []
+        public var deviceCodes: [String] = []
+        public var federatedStarted: [String] = []
+        public var federatedPassed: [String] = []
+        public var credentialsAsked = 0
+        public var hintsShown: [[SecondFactorHint]] = []
+        public var sessions: [VerificationSession] = []
+        public var problems: [SecondFactorError?] = []
+        public var notices: [SecondFactorError?] = []
+    }
+
+    let credentials: PasswordCredentials?
+    let pastedURL: @Sendable (URL) -> String?
+    let choose: @Sendable ([SecondFactorHint]) -> SecondFactorHint?
+    let answer: @Sendable (VerificationSession, Int) async -> CodeAnswer
+    private let state = Mutex(Log())
+
+    public var log: Log { state.withLock { $0 } }
+
+    /// `answer` gets the session and the attempt number (1 for the first code asked).
+    public init(
+        credentials: PasswordCredentials? = nil, choose: @escaping @Sendable ([SecondFactorHint]) -> SecondFactorHint? = { $0.first },
+        answer: @escaping @Sendable (VerificationSession, Int) async -> CodeAnswer,
+        pastedURL: @escaping @Sendable (URL) -> String? = { _ in nil }
+    ) {
+        self.credentials = credentials
+        self.choose = choose
+        self.answer = answer
+        self.pastedURL = pastedURL
+    }
+
+    public func authorizationStarted(url: URL, provider: OAuthProvider, redirectURI: String, listeningOn: [String]) async {
+        state.withLock { $0.authorizationURLs.append(url) }
+    }
+
+    public func browserUnavailable(url: URL, reason: String) async {
+        state.withLock { $0.browserProblems.append(reason) }
+    }
+
+    public func pasteRedirectURL(url: URL, provider: OAuthProvider, redirectURI: String) async throws -> String {
+        guard let pasted = pastedURL(url) else { throw SignInError.cancelled }
+        return pasted
+    }
+
+    public func deviceCodeIssued(_ authorization: DeviceAuthorization, provider: OAuthProvider) async {
+        state.withLock { $0.deviceCodes.append(authorization.userCode) }
+    }
+
+    public func federatedSignInStarted(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async {
+        state.withLock { $0.federatedStarted.append(firstFactor.name) }
+    }
+
+    public func federatedSignInPassed(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async {
+        state.withLock { $0.federatedPassed.append(firstFactor.name) }
+    }
+
+    public func credentials(for provider: FirebaseProvider) async -> PasswordCredentials? {
+        state.withLock { $0.credentialsAsked += 1 }
+        return credentials
+    }
+
+    public func chooseHint(_ hints: [SecondFactorHint]) async -> SecondFactorHint? {
+        state.withLock { $0.hintsShown.append(hints) }
+        return choose(hints)
+    }
+
+    public func verificationStarted(_ session: VerificationSession, notice: SecondFactorError?) async {
+        state.withLock {
+            $0.sessions.append(session)
+            $0.notices.append(notice)
+        }
+    }
+
+    public func enterCode(for session: VerificationSession, problem: SecondFactorError?) async -> CodeAnswer {
+        let attempt = state.withLock { log in
+            log.problems.append(problem)
+            return log.problems.count
+        }
+        return await answer(session, attempt)
+    }
+}
+
+extension PasswordCredentials {
+    /// `USER@example.com` with the password `USER-password`, as the seeded test users have.
+    public static func seeded(_ user: String) -> PasswordCredentials {
+        PasswordCredentials(email: "\(user)@example.com", password: Secret("\(user)-password"))
+    }
+}
