@@ -2,19 +2,27 @@
 ///
 /// All copies of one vault live in one keyring (`latchkey:tokens:VAULT`), so replacing that
 /// keyring replaces every copy at once and `latchkey lock` drops them all. Inside it, one `user`
-/// key per account holds the token; aliases (`PROVIDER` alone, `PROVIDER:NAME`) are small keys
-/// naming the account's key, so the per-user key quota is spent once per token.
+/// key per account holds the token, under an account key no command-line selector can name;
+/// each selector the full command would resolve to exactly one account (`PROVIDER`,
+/// `PROVIDER:SUBJECT`, `PROVIDER:NAME`) is a small key pointing at that account's key. Account
+/// keys and selector keys have separate prefixes, so one account's name can never take the key
+/// of another account's subject, and the per-user key quota is spent once per token.
 ///
 /// Payloads: `0x00`, expiry (u64, Unix seconds, big-endian), then the token bytes; or `0x01`
-/// then the selector the alias points to.
+/// then the account key the selector points to.
 public enum TokenCopy {
     public static func keyringDescription(vaultPath: String) -> String {
         "latchkey:tokens:" + vaultPath
     }
 
-    /// The key for `selector` (`PROVIDER:SUBJECT`, `PROVIDER:NAME` or `PROVIDER`).
-    public static func keyDescription(vaultPath: String, selector: String) -> String {
+    /// The key a selector typed on the command line is looked up under.
+    public static func selectorKeyDescription(vaultPath: String, selector: String) -> String {
         "latchkey:token:" + vaultPath + "|" + selector
+    }
+
+    /// The key holding the token of the account `account` (an opaque name chosen by the writer).
+    public static func accountKeyDescription(vaultPath: String, account: String) -> String {
+        "latchkey:account:" + vaultPath + "|" + account
     }
 
     public enum Entry: Equatable, Sendable {

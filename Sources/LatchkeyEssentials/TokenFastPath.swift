@@ -18,22 +18,16 @@ public enum TokenFastPath {
         // own message by the full command, so it must not be bypassed here.
         var info = stat()
         guard lstat(vault, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 == 0 else { return nil }
-        var selector = request.selector
-        for _ in 0..<2 {
-            guard let payload = read(TokenCopy.keyDescription(vaultPath: vault, selector: selector)) else { return nil }
-            switch TokenCopy.decode(payload) {
-            case .alias(let target):
-                selector = target
-            case .token(let expiresAt, var token):
-                guard expiresAt > UInt64(time(nil)) + request.minimumLifetime else { return nil }
-                token.append(UInt8(ascii: "\n"))
-                let written = token.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-                return written == token.count ? 0 : nil
-            case nil:
-                return nil
-            }
-        }
-        return nil
+        // A selector key points at an account key; anything else is not ours to answer.
+        guard let alias = read(TokenCopy.selectorKeyDescription(vaultPath: vault, selector: request.selector)),
+            case .alias(let account) = TokenCopy.decode(alias),
+            let payload = read(TokenCopy.accountKeyDescription(vaultPath: vault, account: account)),
+            case .token(let expiresAt, var token) = TokenCopy.decode(payload)
+        else { return nil }
+        guard request.isFresh(expiresAt: expiresAt, now: time(nil)) else { return nil }
+        token.append(UInt8(ascii: "\n"))
+        let written = token.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        return written == token.count ? 0 : nil
     }
 
     /// The only shape handled here: `token SELECTOR` with at most `--min-ttl N`.
@@ -56,9 +50,17 @@ public enum TokenFastPath {
                 } else {
                     return nil
                 }
-                guard let value, let seconds = UInt64(value) else { return nil }
-                minimumLifetime = seconds
+                // The full command takes an `Int`: a value it would refuse is not answered here either.
+                guard let value, let seconds = Int(value), seconds >= 0 else { return nil }
+                minimumLifetime = UInt64(seconds)
             }
+        }
+
+        /// Whether a token expiring at `expiresAt` outlives the minimum lifetime from `now`, as
+        /// `AccountRecord.isValid` decides; subtraction, so no input can overflow.
+        func isFresh(expiresAt: UInt64, now: Int) -> Bool {
+            let current = UInt64(clamping: now)
+            return expiresAt > current && expiresAt - current > minimumLifetime
         }
     }
 

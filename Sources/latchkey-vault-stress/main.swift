@@ -4,6 +4,9 @@
 //
 //   latchkey-vault-stress write VAULT PREFIX COUNT   one update per record PREFIX-0 ... PREFIX-(COUNT-1);
 //                                                    prints each index after its update returned
+//   latchkey-vault-stress seed VAULT PROVIDER SUBJECT[:NAME]...
+//                                                    replaces the records with accounts at PROVIDER
+//                                                    (token fake-access-SUBJECT), for the fast-path tests
 //   latchkey-vault-stress list VAULT                 prints every record's subject, one per line
 //   latchkey-vault-stress bench VAULT ACCOUNTS RUNS  fills a new vault with ACCOUNTS records and prints the
 //                                                    medians of open+decrypt+decode, one save, and the KDF
@@ -29,6 +32,17 @@ struct VaultStress {
                     try await vault.update { records in records.append(record(subject: "\(arguments[3])-\(index)")) }
                     // Unbuffered: a line written here is a write that has completed.
                     FileHandle.standardOutput.write(Data("\(index)\n".utf8))
+                }
+            case "seed" where arguments.count >= 5:
+                // seed VAULT PROVIDER SUBJECT[:NAME]...: accounts with chosen subjects and names.
+                let vault = VaultKeystore(path: arguments[2], passphrase: PassphraseFile(path: passphraseFile), cacheKey: true)
+                try await vault.update { records in
+                    records = arguments.dropFirst(4).map { spec in
+                        let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
+                        var seeded = record(subject: parts[0], provider: arguments[3])
+                        seeded.displayName = parts.count > 1 ? parts[1] : nil
+                        return seeded
+                    }
                 }
             case "list" where arguments.count == 3:
                 let vault = VaultKeystore(path: arguments[2], passphrase: PassphraseFile(path: passphraseFile), cacheKey: true)
@@ -72,10 +86,10 @@ struct VaultStress {
         print("  one save (encode, encrypt, fsync, rename): \(median(save))")
     }
 
-    static func record(subject: String) -> AccountRecord {
+    static func record(subject: String, provider: String = "stress") -> AccountRecord {
         let now = Date()
         return AccountRecord(
-            provider: "stress", issuer: "https://issuer.invalid", subject: subject, displayName: subject,
+            provider: provider, issuer: "https://issuer.invalid", subject: subject, displayName: subject,
             accessToken: Secret("fake-access-\(subject)"), tokenType: "Bearer", refreshToken: Secret("fake-refresh-\(subject)"),
             idToken: nil, expiresAt: now.addingTimeInterval(3600), scopes: ["openid"], createdAt: now, updatedAt: now)
     }

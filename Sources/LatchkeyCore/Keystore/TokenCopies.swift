@@ -18,23 +18,51 @@ struct TokenCopies {
         let lifetime = Int(unlockedUntil.timeIntervalSince(now).rounded(.down))
         guard lifetime > 0,
             let ring = try? KernelKeyring.replaceKeyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath), timeout: lifetime)
-        else { return }
-        let byProvider = Dictionary(grouping: records, by: \.provider)
-        for record in records {
+        else {
+            // No new keyring (the unlock is over, or the kernel refuses new keys: quota full): the
+            // old copies may hold a signed-out account's token, so they go rather than stay stale.
+            drop()
+            return
+        }
+        var copied: [Int: Int] = [:]
+        for (index, record) in records.enumerated() {
             let expiry = min(record.expiresAt ?? unlockedUntil, unlockedUntil)
             let seconds = Int(expiry.timeIntervalSince(now).rounded(.down))
             let token = Array(record.accessToken.exposedValue.utf8)
             guard seconds > 0, token.count <= Self.largestCopied else { continue }
-            let canonical = "\(record.provider):\(record.subject)"
-            store(.token(expiresAt: UInt64(expiry.timeIntervalSince1970), token: token), selector: canonical, seconds: seconds, ring: ring)
-            let siblings = byProvider[record.provider] ?? []
-            if let name = record.displayName, name != record.subject, siblings.filter({ $0.displayName == name }).count == 1 {
-                store(.alias(of: canonical), selector: "\(record.provider):\(name)", seconds: seconds, ring: ring)
-            }
-            if siblings.count == 1 {
-                store(.alias(of: canonical), selector: record.provider, seconds: seconds, ring: ring)
-            }
+            let description = TokenCopy.accountKeyDescription(vaultPath: vaultPath, account: String(index))
+            store(
+                .token(expiresAt: UInt64(expiry.timeIntervalSince1970), token: token), description: description, seconds: seconds,
+                ring: ring)
+            copied[index] = seconds
         }
+        for (selector, index) in Self.selectors(for: records) {
+            guard let seconds = copied[index] else { continue }
+            store(
+                .alias(of: String(index)), description: TokenCopy.selectorKeyDescription(vaultPath: vaultPath, selector: selector),
+                seconds: seconds, ring: ring)
+        }
+    }
+
+    /// Every selector a person could type for these records (`PROVIDER`, `PROVIDER:SUBJECT`,
+    /// `PROVIDER:NAME`) that the full command resolves to exactly one record, with that record's
+    /// index: the same `AccountSelector.select`, so the fast path never answers a selector the
+    /// full command would call ambiguous or resolve to another account.
+    static func selectors(for records: [AccountRecord]) -> [String: Int] {
+        var candidates: Set<String> = []
+        for record in records {
+            candidates.insert(record.provider)
+            candidates.insert("\(record.provider):\(record.subject)")
+            if let name = record.displayName { candidates.insert("\(record.provider):\(name)") }
+        }
+        var resolved: [String: Int] = [:]
+        for selector in candidates {
+            guard let chosen = try? AccountSelector(parsing: selector).select(from: records),
+                let index = records.firstIndex(of: chosen)
+            else { continue }
+            resolved[selector] = index
+        }
+        return resolved
     }
 
     /// Drops every copy (locking).
@@ -42,9 +70,7 @@ struct TokenCopies {
         KernelKeyring.removeKeyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath))
     }
 
-    private func store(_ entry: TokenCopy.Entry, selector: String, seconds: Int, ring: Int32) {
-        try? KernelKeyring.store(
-            TokenCopy.encode(entry), description: TokenCopy.keyDescription(vaultPath: vaultPath, selector: selector), timeout: seconds,
-            in: ring)
+    private func store(_ entry: TokenCopy.Entry, description: String, seconds: Int, ring: Int32) {
+        try? KernelKeyring.store(TokenCopy.encode(entry), description: description, timeout: seconds, in: ring)
     }
 }
