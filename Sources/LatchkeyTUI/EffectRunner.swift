@@ -63,7 +63,9 @@ final class EffectRunner {
                     let outcome = try await service.signOut(selector)
                     let note: String
                     switch outcome.1 {
-                    case .success: note = "Its tokens were revoked at the provider."
+                    case .success(.revoked): note = "Its tokens were revoked at the provider."
+                    case .success(.unsupported):
+                        note = "The provider offers no revocation: its tokens were deleted here and stay valid there until they expire."
                     case .failure(let error): note = "Revocation failed (\(Self.describe(error))); the tokens were deleted here."
                     }
                     inbox.post(.signedOut(AccountSummary(outcome.0).id, note: note))

@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// It checks what a real server checks (the code it issued, the PKCE verifier against the
 /// challenge, the redirect URI, the refresh token it last issued), so the engine's requests are
-/// tested, not only its parsing.
+/// tested, not only its parsing. Its transport's routes hold it, so it lives as long as any
+/// service built on it.
 public final class FakeAuthorizationServer: Sendable {
     public let issuer: TestIssuer
     public let provider: Provider
@@ -45,7 +46,7 @@ public final class FakeAuthorizationServer: Sendable {
             authorization: URL(string: issuer + "/authorize"), token: URL(string: issuer + "/token"),
             revocation: URL(string: issuer + "/revoke"), userinfo: URL(string: issuer + "/userinfo"), jwks: URL(string: issuer + "/jwks"))
         provider = Provider.testing(name: name, issuer: issuer, endpoints: endpoints)
-        transport.route("/jwks") { [unowned self] _ in
+        transport.route("/jwks") { [self] _ in
             .success(
                 Self.json(
                     state.withLock { state in
@@ -53,8 +54,8 @@ public final class FakeAuthorizationServer: Sendable {
                         return state.staleKeySet ?? state.issuer.keySetJSON
                     }))
         }
-        transport.route("/token") { [unowned self] request in .success(token(request)) }
-        transport.route("/revoke") { [unowned self] request in
+        transport.route("/token") { [self] request in .success(token(request)) }
+        transport.route("/revoke") { [self] request in
             state.withLock { $0.revoked.append(request.form["token"] ?? "") }
             return .success(HTTPResponse(status: 200, body: []))
         }
@@ -76,7 +77,7 @@ public final class FakeAuthorizationServer: Sendable {
 
     /// Listeners whose request is the person coming back from approving at the authorization URL.
     public var listeners: ScriptedListenerFactory {
-        ScriptedListenerFactory(browser: browser) { [unowned self] url in approve(url) }
+        ScriptedListenerFactory(browser: browser) { [self] url in approve(url) }
     }
 
     /// An account service with this server's seams and `keystore`.
