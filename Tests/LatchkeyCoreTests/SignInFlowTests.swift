@@ -102,6 +102,20 @@ struct SignInFlowTests {
         #expect(server.transport.sent(to: "/token").count == 2)
     }
 
+    @Test("a token whose whole lifetime is shorter than the minimum asked is used until half of it is gone")
+    func shortLivedTokens() async throws {
+        server.accessTokenLifetime(60)
+        _ = try await signIn()
+        let selector = AccountSelector(provider: "corp")
+        #expect(try await service.validToken(for: selector, minimumLifetime: 60, idToken: false) == Secret("access-1"))
+        server.clock.advance(by: 29)
+        #expect(try await service.validToken(for: selector, minimumLifetime: 60, idToken: false) == Secret("access-1"))
+        server.clock.advance(by: 2)
+        #expect(try await service.validToken(for: selector, minimumLifetime: 60, idToken: false) == Secret("access-2"))
+        #expect(try await service.validToken(for: selector, minimumLifetime: 60, idToken: false) == Secret("access-2"))
+        #expect(server.transport.sent(to: "/token").count == 2)
+    }
+
     @Test("a refreshed ID token naming another account is rejected and the stored account is kept")
     func identityChange() async throws {
         let first = try await signIn()

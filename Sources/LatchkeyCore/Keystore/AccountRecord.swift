@@ -61,8 +61,13 @@ public struct AccountRecord: Codable, Sendable, Equatable {
     }
 
     /// Whether the access token is still valid `margin` seconds from `now`.
+    ///
+    /// The margin is capped at half the token's whole lifetime (issue to expiry): a provider
+    /// that issues 60-second tokens would otherwise make `--min-ttl 60` refresh on every call,
+    /// even right after another process refreshed.
     public func isValid(at now: Date, margin: TimeInterval) -> Bool {
         guard let expiresAt else { return true }
-        return expiresAt.timeIntervalSince(now) > margin
+        let lifetime = expiresAt.timeIntervalSince(updatedAt)
+        return expiresAt.timeIntervalSince(now) > min(margin, max(0, lifetime / 2))
     }
 }
