@@ -15,6 +15,56 @@ struct LoopbackListenerTests {
         #expect(addresses.allSatisfy { $0.hasPrefix("127.0.0.1:") || $0.hasPrefix("[::1]:") })
     }
 
+    @Test("for localhost the listener binds 127.0.0.1 and [::1] on the same port, never only one")
+    func localhostBindsBothFamilies() async throws {
+        let listener = try await LoopbackListener.bind(host: .localhost)
+        let addresses = listener.addresses
+        await listener.close()
+        #expect(Set(addresses) == ["127.0.0.1:\(listener.port)", "[::1]:\(listener.port)"])
+    }
+
+    @Test("for localhost a port free on one family but taken on the other is skipped, not half-bound")
+    func localhostSkipsAHalfFreePort() async throws {
+        // Something else holds [::1]:P; 127.0.0.1:P is free.
+        let squatter = try await LoopbackListener.bind(host: .ipv6)
+        let port = squatter.port
+        let fixed = try await LoopbackListener.bind(host: .localhost, ports: [port, 0].filter { $0 != 0 } + [try Self.freePort()])
+        let addresses = fixed.addresses
+        await fixed.close()
+        await squatter.close()
+        #expect(fixed.port != port)
+        #expect(addresses.count == 2)
+    }
+
+    @Test("with registered ports the first free one is taken, and none free is an error naming them")
+    func registeredPorts() async throws {
+        let taken = try await LoopbackListener.bind()
+        let free = try Self.freePort()
+        let listener = try await LoopbackListener.bind(host: .ipv4, ports: [taken.port, free])
+        #expect(listener.port == free)
+        await listener.close()
+        await #expect(throws: LoopbackListenerError.self) { try await LoopbackListener.bind(host: .ipv4, ports: [taken.port]) }
+        await taken.close()
+    }
+
+    /// A port that was free a moment ago on both loopback families.
+    static func freePort() throws -> Int {
+        for _ in 0..<20 {
+            let port = Int.random(in: 40_000...60_000)
+            let ipv4 = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(ipv4) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Foundation.bind(ipv4, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound == 0 { return port }
+        }
+        throw CancellationError()
+    }
+
     @Test("the first request gets 200 and a fixed page, and is handed over with its target and Host")
     func firstRequest() async throws {
         let listener = try await LoopbackListener.bind()

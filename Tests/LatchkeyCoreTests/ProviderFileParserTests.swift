@@ -244,6 +244,83 @@ struct ProviderFileParserTests {
         #expect(found.map(\.field) == ["extra_authorization_params.max_age"])
     }
 
+    @Test(
+        "an endpoint URL whose query sets a parameter Latchkey sends itself is rejected",
+        arguments: [
+            ("authorization_endpoint", "state"), ("authorization_endpoint", "redirect_uri"), ("authorization_endpoint", "client_id"),
+            ("token_endpoint", "code_verifier"), ("token_endpoint", "grant_type"), ("revocation_endpoint", "token"),
+            ("device_authorization_endpoint", "scope"),
+        ])
+    func reservedParameterInEndpoint(key: String, parameter: String) {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            \(key) = "https://idp.example.com/endpoint?p=B2C_1&\(parameter)=attacker"
+            """)
+        #expect(found.map(\.field) == [key])
+        #expect(found.first?.message.contains(parameter) == true)
+        #expect(found.first?.line == 4)
+    }
+
+    @Test("an endpoint query with ordinary parameters is kept (Azure AD B2C policies)")
+    func ordinaryEndpointQuery() throws {
+        let parsed = try provider(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            authorization_endpoint = "https://idp.example.com/authorize?p=B2C_1_signin"
+            """)
+        #expect(parsed.endpoints.authorization?.query == "p=B2C_1_signin")
+    }
+
+    @Test("an issuer with a query is rejected (RFC 8414 §2)", arguments: ["https://idp.example.com?tenant=1", "https://idp.example.com/#x"])
+    func issuerWithQuery(issuer: String) {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "\(issuer)"
+            """)
+        #expect(found.map(\.field) == ["issuer"])
+    }
+
+    @Test("loopback_port takes one registered port or a list, tried in order")
+    func loopbackPorts() throws {
+        let one = try provider(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            loopback_port = 38100
+            """)
+        #expect(one.loopbackPorts == [38100])
+        #expect(one.redirectURITemplate == "http://127.0.0.1:38100/oauth2redirect/test")
+        let list = try provider(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            loopback_port = [38100, 38101]
+            """)
+        #expect(list.loopbackPorts == [38100, 38101])
+    }
+
+    @Test("a loopback_port that is not a usable port is rejected", arguments: ["0", "80", "70000", "\"38100\"", "[]", "[38100, \"x\"]"])
+    func badLoopbackPort(value: String) {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            loopback_port = \(value)
+            """)
+        #expect(found.map(\.field) == ["loopback_port"])
+        #expect(found.first?.line == 4)
+    }
+
     @Test("a loopback_host that is not a loopback address is rejected")
     func nonLoopbackHost() {
         let found = errors(
@@ -258,7 +335,8 @@ struct ProviderFileParserTests {
     }
 
     @Test(
-        "a redirect_path with a query, a double slash or no leading slash is rejected", arguments: ["/cb?x=1", "//cb", "cb", "/", "/cb#f"])
+        "a redirect_path a browser would rewrite, or with a query, or without a leading slash, is rejected",
+        arguments: ["/cb?x=1", "//cb", "cb", "/", "/cb#f", "/a/../b", "/a/./b", "/a/..", "/.", "/a//b", "/cb/."])
     func badRedirectPath(path: String) {
         let found = errors(
             """

@@ -32,7 +32,7 @@ public struct ScriptedListenerFactory: RedirectListenerFactory {
         self.respond = respond
     }
 
-    public func bind(preferIPv6: Bool) async throws -> any RedirectListener {
+    public func bind(host: OAuthClient.LoopbackHost, ports: [Int]) async throws -> any RedirectListener {
         ScriptedListener(factory: self)
     }
 

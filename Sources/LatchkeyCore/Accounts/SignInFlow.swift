@@ -173,10 +173,11 @@ public struct SignInFlow: Sendable {
                 state = .binding(provider, metadata)
                 return .bindListener(provider)
             case .paste:
-                // No listener: the port is only a placeholder the browser fails to reach, leaving the
-                // whole redirect URL in its address bar for the person to copy.
+                // No listener: the port (a registered one, if the provider demands one) is only a
+                // placeholder the browser fails to reach, leaving the whole redirect URL in its
+                // address bar for the person to copy.
                 let pending = PendingAuthorization(
-                    provider: provider, metadata: metadata, redirectURI: provider.redirectURI(port: Self.pastePort()))
+                    provider: provider, metadata: metadata, redirectURI: provider.redirectURI(port: provider.loopbackPorts.first ?? Self.pastePort()))
                 state = .awaitingRedirect(pending)
                 return .askForPastedRedirect(pending)
             case .device:

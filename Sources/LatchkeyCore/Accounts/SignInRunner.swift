@@ -70,7 +70,7 @@ struct SignInRunner {
                 return .metadataFetched(try await service.engine.metadata(for: provider))
             case .bindListener(let provider):
                 // Bound before the browser opens (RFC 8252 §7.3), so the redirect cannot race the listener.
-                let bound = try await service.listeners.bind(preferIPv6: provider.loopbackHost == .ipv6)
+                let bound = try await service.listeners.bind(host: provider.loopbackHost, ports: provider.loopbackPorts)
                 listener = bound
                 return .listenerBound(port: bound.port, addresses: bound.addresses)
             case .openBrowser(let pending, let addresses):

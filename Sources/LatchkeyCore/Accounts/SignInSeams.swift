@@ -20,15 +20,16 @@ public protocol RedirectListener: Sendable {
 
 /// Binds redirect listeners: the loopback interface in use, an in-memory queue in tests.
 public protocol RedirectListenerFactory: Sendable {
-    func bind(preferIPv6: Bool) async throws -> any RedirectListener
+    /// A listener reachable at every address of `host`, on the first free of `ports` (any port when empty).
+    func bind(host: OAuthClient.LoopbackHost, ports: [Int]) async throws -> any RedirectListener
 }
 
 /// Binds `LoopbackListener`s on 127.0.0.1 and [::1].
 public struct LoopbackListenerFactory: RedirectListenerFactory {
     public init() {}
 
-    public func bind(preferIPv6: Bool) async throws -> any RedirectListener {
-        try await LoopbackListener.bind(preferIPv6: preferIPv6)
+    public func bind(host: OAuthClient.LoopbackHost, ports: [Int]) async throws -> any RedirectListener {
+        try await LoopbackListener.bind(host: host, ports: ports)
     }
 }
 

@@ -104,6 +104,9 @@ public struct OAuthClient: Sendable, Equatable {
     public var loopbackHost: LoopbackHost
     /// This provider's own redirect path: the mix-up defence rests on it being unique.
     public var redirectPath: String
+    /// `loopback_port`: the registered ports to listen on, first free wins; empty for any free
+    /// port (RFC 8252 §7.3). For providers that accept only exactly registered redirect URIs.
+    public var loopbackPorts: [Int]
     /// The userinfo members naming the account: always for `oauth2`, and for an `oidc` device
     /// sign-in that returns no ID token.
     public var accountFields: UserinfoAccountFields
@@ -111,7 +114,7 @@ public struct OAuthClient: Sendable, Equatable {
     public init(
         issuer: String?, endpoints: Endpoints, clientID: String, clientSecret: Secret? = nil, scopes: [String],
         extraAuthorizationParameters: [String: String] = [:], redirectMode: RedirectMode = .loopback, loopbackHost: LoopbackHost = .ipv4,
-        redirectPath: String, accountFields: UserinfoAccountFields = UserinfoAccountFields()
+        redirectPath: String, loopbackPorts: [Int] = [], accountFields: UserinfoAccountFields = UserinfoAccountFields()
     ) {
         self.issuer = issuer
         self.endpoints = endpoints
@@ -122,6 +125,7 @@ public struct OAuthClient: Sendable, Equatable {
         self.redirectMode = redirectMode
         self.loopbackHost = loopbackHost
         self.redirectPath = redirectPath
+        self.loopbackPorts = loopbackPorts
         self.accountFields = accountFields
     }
 }
@@ -177,9 +181,10 @@ public struct OAuthProvider: Sendable, Equatable {
         "http://\(client.loopbackHost.rawValue):\(port)\(client.redirectPath)"
     }
 
-    /// The redirect URI with the port left open, for listings.
+    /// The redirect URI with the port left open (or the registered ports), for listings.
     public var redirectURITemplate: String {
-        "http://\(client.loopbackHost.rawValue):PORT\(client.redirectPath)"
+        let port = client.loopbackPorts.isEmpty ? "PORT" : client.loopbackPorts.map(String.init).joined(separator: "|")
+        return "http://\(client.loopbackHost.rawValue):\(port)\(client.redirectPath)"
     }
 
     /// The `providerId` Identity Platform knows this provider by when its ID token is the first

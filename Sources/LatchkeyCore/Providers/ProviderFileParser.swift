@@ -11,7 +11,7 @@ public struct ProviderFileParser {
         "display_name", "kind", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "device_authorization_endpoint", "userinfo_endpoint", "jwks_uri",
         "client_id", "client_secret", "scopes", "extra_authorization_params", "redirect",
-        "loopback_host", "redirect_path", "account_id_field", "account_name_field",
+        "loopback_host", "loopback_port", "redirect_path", "account_id_field", "account_name_field",
     ]
 
     /// Keys only `kind = "firebase"` files use.
@@ -26,6 +26,20 @@ public struct ProviderFileParser {
     static let reservedAuthorizationParameters: Set<String> = [
         "response_type", "client_id", "redirect_uri", "scope", "state", "nonce",
         "code_challenge", "code_challenge_method",
+    ]
+
+    /// Parameters no configured endpoint URL may carry in its query: those of the authorization
+    /// request and those of the token, device and revocation requests. A server that reads the
+    /// first of two values would take the file's over Latchkey's.
+    static let reservedEndpointParameters: Set<String> = reservedAuthorizationParameters.union([
+        "grant_type", "code", "code_verifier", "refresh_token", "client_secret", "device_code", "token", "token_type_hint",
+        "request_uri", "request",
+    ])
+
+    /// The endpoint keys of an OAuth provider file.
+    static let endpointKeys = [
+        "authorization_endpoint", "token_endpoint", "revocation_endpoint", "device_authorization_endpoint", "userinfo_endpoint",
+        "jwks_uri",
     ]
 
     /// The values `kind` may take.
@@ -71,6 +85,15 @@ public struct ProviderFileParser {
         let displayName = context.string(table, "display_name", required: true) ?? name
         let isOpenID = context.choice(table, "kind", KindName.self, required: true) != .oauth2
         let issuer = context.url(table, "issuer").map { $0.absoluteString }
+        if let issuer, URLComponents(string: issuer)?.query != nil {
+            context.fail("issuer", "must not contain a ?query or #fragment (RFC 8414 §2, OpenID Discovery §2)")
+        }
+        for key in Self.endpointKeys {
+            guard let raw = table[key]?.string, let items = URLComponents(string: raw)?.queryItems else { continue }
+            for name in Set(items.map(\.name)).sorted() where Self.reservedEndpointParameters.contains(name) {
+                context.fail(key, "its query sets \(name), which Latchkey sends itself; remove it from the URL")
+            }
+        }
         var endpoints = OAuthClient.Endpoints()
         endpoints.authorization = context.url(table, "authorization_endpoint")
         endpoints.token = context.url(table, "token_endpoint")
@@ -111,8 +134,9 @@ public struct ProviderFileParser {
         }
         let redirectPath = context.string(table, "redirect_path", required: false) ?? "/oauth2redirect/\(name)"
         if !Self.isValidRedirectPath(redirectPath) {
-            context.fail("redirect_path", "must start with '/' and hold only letters, digits and -._~/ (no query or fragment)")
+            context.fail("redirect_path", Self.redirectPathRule)
         }
+        let loopbackPorts = context.ports(table, "loopback_port")
         let accountIDField = context.string(table, "account_id_field", required: false) ?? "sub"
         let accountNameField = context.string(table, "account_name_field", required: false) ?? "email"
 
@@ -120,7 +144,7 @@ public struct ProviderFileParser {
         let client = OAuthClient(
             issuer: issuer, endpoints: endpoints, clientID: clientID, clientSecret: clientSecret, scopes: scopes,
             extraAuthorizationParameters: extra, redirectMode: redirectMode, loopbackHost: loopbackHost, redirectPath: redirectPath,
-            accountFields: UserinfoAccountFields(id: accountIDField, name: accountNameField))
+            loopbackPorts: loopbackPorts, accountFields: UserinfoAccountFields(id: accountIDField, name: accountNameField))
         return .success(Provider(name: name, displayName: displayName, kind: isOpenID ? .oidc(client) : .oauth2(client), sourceFile: file))
     }
 
@@ -174,15 +198,22 @@ public struct ProviderFileParser {
         // Accepted for files written before firebase providers stopped borrowing the OpenID shape;
         // a firebase sign-in has no redirect of its own, so the value is only checked.
         if let redirectPath = context.string(table, "redirect_path", required: false), !Self.isValidRedirectPath(redirectPath) {
-            context.fail("redirect_path", "must start with '/' and hold only letters, digits and -._~/ (no query or fragment)")
+            context.fail("redirect_path", Self.redirectPathRule)
         }
         guard context.errors.isEmpty else { return .failure(ProviderFileErrors(context.errors)) }
         return .success(Provider(name: name, displayName: displayName, kind: .firebase(settings), sourceFile: context.file))
     }
 
+    static let redirectPathRule =
+        "must start with '/' and hold only letters, digits and -._~/, with no '//', '.' or '..' segment (a browser would rewrite it) and no query or fragment"
+
+    /// A path a browser sends back exactly as written: no segment it would collapse (`//`) or
+    /// resolve away (`.`, `..`), so the request arrives at the path the listener compares with.
     static func isValidRedirectPath(_ path: String) -> Bool {
-        path.hasPrefix("/") && path.count > 1 && !path.contains("//")
-            && path.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-._~/".contains($0)) }
+        guard path.hasPrefix("/"), path.count > 1, !path.contains("//"),
+            path.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._~/".contains($0)) })
+        else { return false }
+        return !path.split(separator: "/").contains { $0 == "." || $0 == ".." }
     }
 }
 
@@ -263,6 +294,18 @@ extension ProviderFileParser {
                 fail(key, problem.description)
                 return nil
             }
+        }
+
+        /// `loopback_port`: one port, or a list tried in order; 1024–65535 (no root needed).
+        mutating func ports(_ table: TOMLTable, _ key: String) -> [Int] {
+            guard let value = table[key] else { return [] }
+            let values = value.array.map { Array($0) } ?? [value]
+            let ports = values.compactMap { $0.int }
+            guard ports.count == values.count, !ports.isEmpty, ports.allSatisfy({ (1024...65_535).contains($0) }) else {
+                fail(key, "must be a port from 1024 to 65535, or a list of them such as [38100, 38101]")
+                return []
+            }
+            return ports
         }
 
         mutating func stringArray(_ table: TOMLTable, _ key: String) -> [String]? {

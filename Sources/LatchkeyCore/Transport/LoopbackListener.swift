@@ -22,8 +22,13 @@ public final class LoopbackListener: Sendable {
         var finished = false
     }
 
-    /// Binds IPv4 and IPv6 loopback on one free port; at least one must succeed.
-    public static func bind(preferIPv6: Bool = false) async throws(LoopbackListenerError) -> LoopbackListener {
+    /// Binds every address the redirect URI's host can reach (`127.0.0.1`, `[::1]`, or both for
+    /// `localhost`) on one port: the first of `ports` free on all of them, or a free ephemeral
+    /// one when `ports` is empty. Never a half-bound listener: a browser resolving `localhost`
+    /// to the family that failed would otherwise take the code to whoever holds that port.
+    public static func bind(
+        host: OAuthClient.LoopbackHost = .ipv4, ports: [Int] = []
+    ) async throws(LoopbackListenerError) -> LoopbackListener {
         let outcome = NIOLockedValueBox(Outcome())
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 8)
@@ -34,24 +39,27 @@ public final class LoopbackListener: Sendable {
                     try channel.pipeline.syncOperations.addHandler(RedirectHandler(outcome: outcome))
                 }
             }
-        let first = preferIPv6 ? "::1" : "127.0.0.1"
-        let second = preferIPv6 ? "127.0.0.1" : "::1"
-        var channels: [any Channel] = []
-        do {
-            channels.append(try await bootstrap.bind(host: first, port: 0).get())
-        } catch {
+        let addresses = host.listenAddresses
+        // An ephemeral port free on one family can be taken on the other: try a few.
+        let candidates = ports.isEmpty ? Array(repeating: 0, count: 8) : ports
+        var failures: [String] = []
+        for candidate in candidates {
+            var channels: [any Channel] = []
             do {
-                channels.append(try await bootstrap.bind(host: second, port: 0).get())
+                var port = candidate
+                for address in addresses {
+                    let channel = try await bootstrap.bind(host: address, port: port).get()
+                    channels.append(channel)
+                    port = channel.localAddress?.port ?? port
+                }
                 return LoopbackListener(channels: channels, outcome: outcome)
             } catch {
-                throw .cannotBind(String(describing: error))
+                for channel in channels { try? await channel.close().get() }
+                failures.append(candidate == 0 ? "an ephemeral port: \(error)" : "port \(candidate): \(error)")
             }
         }
-        let port = channels[0].localAddress?.port ?? 0
-        // The other family on the same port, when this machine has it; a browser that resolves
-        // `localhost` to ::1 then still reaches us.
-        if let other = try? await bootstrap.bind(host: second, port: port).get() { channels.append(other) }
-        return LoopbackListener(channels: channels, outcome: outcome)
+        throw .cannotBind(
+            ports.isEmpty ? failures.last ?? "no port" : "none of loopback_port \(ports.map(String.init).joined(separator: ", ")) is free")
     }
 
     private init(channels: [any Channel], outcome: NIOLockedValueBox<Outcome>) {
@@ -143,6 +151,17 @@ public final class LoopbackListener: Sendable {
         static func page(title: String, body: String) -> String {
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>Latchkey</title></head>"
                 + "<body style=\"font-family:sans-serif;margin:3em\"><h1>\(title)</h1><p>\(body)</p></body></html>"
+        }
+    }
+}
+
+extension OAuthClient.LoopbackHost {
+    /// The addresses a browser may connect to for a redirect URI with this host.
+    var listenAddresses: [String] {
+        switch self {
+        case .ipv4: return ["127.0.0.1"]
+        case .ipv6: return ["::1"]
+        case .localhost: return ["127.0.0.1", "::1"]
         }
     }
 }
