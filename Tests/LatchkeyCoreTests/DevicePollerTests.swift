@@ -30,6 +30,15 @@ struct DevicePollerTests {
         return nil
     }
 
+    @Test("an unreachable token endpoint is polled again, but only until the user code expires")
+    func unreachableUntilExpiry() {
+        var poller = DevicePoller(authorization: Self.authorization(expiresIn: 12, interval: 5), startedAt: Self.start)
+        #expect(Self.waited(poller.unreachable("connection refused", now: Self.start.addingTimeInterval(5))) == 5)
+        #expect(
+            Self.failure(poller.unreachable("connection refused", now: Self.start.addingTimeInterval(10)))
+                == .unreachable("connection refused"))
+    }
+
     @Test("authorization_pending waits the interval and polls again")
     func pending() {
         var poller = DevicePoller(authorization: Self.authorization(interval: 5), startedAt: Self.start)

@@ -81,6 +81,31 @@ struct SignInFlowTests {
         #expect(server.browser.urls.isEmpty)
     }
 
+    @Test("a device sign-in whose token endpoint cannot be reached gives up when the user code expires")
+    func deviceUnreachable() async throws {
+        server.transport.route("/token") { request in .failure(.unreachable(host: "corp.example", reason: "connection refused")) }
+        let person = ScriptedPerson { _, _ in .cancel }
+        await #expect(throws: DeviceFlowError.unreachable("cannot reach corp.example: connection refused; check the network and the provider's address")) {
+            try await service.signIn(provider: server.provider, mode: .device, interaction: person)
+        }
+        #expect(person.log.deviceCodes == ["WDJB-MJHT"])
+        #expect((10...12).contains(server.transport.sent(to: "/token").count))
+    }
+
+    @Test("paste mode gives up after the timeout when nothing is pasted")
+    func pasteTimeout() async throws {
+        let person = ScriptedPerson(answer: { _, _ in .cancel }) { _ in
+            try? await Task.sleep(for: .seconds(3600))
+            return nil
+        }
+        let started = ContinuousClock.now
+        await #expect(throws: SignInError.pasteTimedOut(provider: "corp", seconds: 120)) {
+            try await service.signIn(provider: server.provider, mode: .paste, interaction: person, timeout: .seconds(120))
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(try await keystore.records().isEmpty)
+    }
+
     @Test("a refresh rotates the refresh token and keeps the account's identity and creation time")
     func refreshRotates() async throws {
         let first = try await signIn()

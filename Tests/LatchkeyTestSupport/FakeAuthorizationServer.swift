@@ -44,7 +44,8 @@ public final class FakeAuthorizationServer: Sendable {
         state = Mutex(State(issuer: signer))
         let endpoints = OAuthClient.Endpoints(
             authorization: URL(string: issuer + "/authorize"), token: URL(string: issuer + "/token"),
-            revocation: URL(string: issuer + "/revoke"), userinfo: URL(string: issuer + "/userinfo"), jwks: URL(string: issuer + "/jwks"))
+            revocation: URL(string: issuer + "/revoke"), deviceAuthorization: URL(string: issuer + "/device"),
+            userinfo: URL(string: issuer + "/userinfo"), jwks: URL(string: issuer + "/jwks"))
         provider = Provider.testing(name: name, issuer: issuer, endpoints: endpoints)
         transport.route("/jwks") { [self] _ in
             .success(
@@ -55,6 +56,9 @@ public final class FakeAuthorizationServer: Sendable {
                     }))
         }
         transport.route("/token") { [self] request in .success(token(request)) }
+        transport.route(
+            "/device",
+            json: #"{"device_code":"dc-1","user_code":"WDJB-MJHT","verification_uri":"\#(issuer)/activate","expires_in":60,"interval":5}"#)
         transport.route("/revoke") { [self] request in
             state.withLock { $0.revoked.append(request.form["token"] ?? "") }
             return .success(HTTPResponse(status: 200, body: []))

@@ -11,4 +11,11 @@ public final class FixedClock: WallClock {
     public func now() -> Date { instant.withLock { $0 } }
 
     public func advance(by seconds: TimeInterval) { instant.withLock { $0 = $0.addingTimeInterval(seconds) } }
+
+    /// Moves the time on by `duration` at once: a polling loop runs its whole course instantly.
+    public func sleep(for duration: Duration) async throws {
+        try Task.checkCancellation()
+        let (seconds, attoseconds) = duration.components
+        advance(by: TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
+    }
 }

@@ -19,7 +19,7 @@ public final class ScriptedPerson: SignInInteraction {
     }
 
     let credentials: PasswordCredentials?
-    let pastedURL: @Sendable (URL) -> String?
+    let pastedURL: @Sendable (URL) async -> String?
     let choose: @Sendable ([SecondFactorHint]) -> SecondFactorHint?
     let answer: @Sendable (VerificationSession, Int) async -> CodeAnswer
     private let state = Mutex(Log())
@@ -30,7 +30,7 @@ public final class ScriptedPerson: SignInInteraction {
     public init(
         credentials: PasswordCredentials? = nil, choose: @escaping @Sendable ([SecondFactorHint]) -> SecondFactorHint? = { $0.first },
         answer: @escaping @Sendable (VerificationSession, Int) async -> CodeAnswer,
-        pastedURL: @escaping @Sendable (URL) -> String? = { _ in nil }
+        pastedURL: @escaping @Sendable (URL) async -> String? = { _ in nil }
     ) {
         self.credentials = credentials
         self.choose = choose
@@ -47,7 +47,7 @@ public final class ScriptedPerson: SignInInteraction {
     }
 
     public func pasteRedirectURL(url: URL, provider: OAuthProvider, redirectURI: String) async throws -> String {
-        guard let pasted = pastedURL(url) else { throw SignInError.cancelled }
+        guard let pasted = await pastedURL(url) else { throw SignInError.cancelled }
         return pasted
     }
 

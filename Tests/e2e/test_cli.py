@@ -1,6 +1,7 @@
 """Command line usage, unknown names and timeouts map to their exit statuses."""
 
 import re
+import subprocess
 
 import pytest
 
@@ -55,5 +56,16 @@ def test_a_sign_in_that_never_comes_back_times_out_with_69(lk, idp_a):
     assert result.stdout == ""
     # The message says that the wait ran out, and after how long.
     assert re.search(r"timed? ?out|within 3 ?s|3 seconds", result.stderr, re.IGNORECASE), result
+    assert 3 <= result.seconds < 15, result
+    assert not lk.vault.exists() or lk.status() == []
+
+
+def test_a_paste_sign_in_with_nothing_pasted_times_out_with_69(lk, idp_a):
+    """stdin stays open and silent (a forgotten terminal): --timeout still ends the wait."""
+    lk.add_provider("a", idp_a)
+    running = lk.start("login", "a", "--paste", "--timeout", "3", stdin=subprocess.PIPE)
+    result = running.finish(30)
+    assert result.code == EX_UNAVAILABLE, result
+    assert re.search(r"within 3 ?s", result.stderr), result
     assert 3 <= result.seconds < 15, result
     assert not lk.vault.exists() or lk.status() == []

@@ -144,6 +144,8 @@ public struct AccountService: Sendable {
 public enum SignInError: LatchkeyError, Equatable {
     case missingClientID(provider: String, file: String)
     case timedOut(provider: String, seconds: Int)
+    /// Paste mode: no redirect URL was pasted in time.
+    case pasteTimedOut(provider: String, seconds: Int)
     case cancelled
     case noIDToken(account: String)
     /// `first_factor = "provider:NAME"` names a provider that issues no ID token.
@@ -152,7 +154,7 @@ public enum SignInError: LatchkeyError, Equatable {
     public var category: FailureCategory {
         switch self {
         case .missingClientID, .notOpenID: return .configuration
-        case .timedOut, .cancelled: return .unavailable
+        case .timedOut, .pasteTimedOut, .cancelled: return .unavailable
         case .noIDToken: return .notFound
         }
     }
@@ -164,6 +166,8 @@ public enum SignInError: LatchkeyError, Equatable {
         case .timedOut(let provider, let seconds):
             return
                 "no answer from the browser for \(provider) within \(seconds) s; the sign-in was abandoned (try --paste when the browser runs on another machine)"
+        case .pasteTimedOut(let provider, let seconds):
+            return "no redirect URL was pasted for \(provider) within \(seconds) s; the sign-in was abandoned (--timeout sets the wait)"
         case .cancelled:
             return "the sign-in was cancelled"
         case .notOpenID(let provider, let firebase):

@@ -265,13 +265,11 @@ extension SignInEngine {
         while true {
             switch action {
             case .wait(let seconds):
-                try await Task.sleep(for: .seconds(seconds))
-                guard let result = try await pollOnce(authorization, provider: provider, metadata: metadata) else {
-                    // A dropped poll is not the person's answer: keep polling.
-                    action = .wait(seconds: poller.interval)
-                    continue
+                try await clock.sleep(for: .seconds(seconds))
+                switch try await pollOnce(authorization, provider: provider, metadata: metadata) {
+                case .answered(let result): action = poller.handle(result, now: now())
+                case .unreachable(let reason): action = poller.unreachable(reason, now: now())
                 }
-                action = poller.handle(result, now: now())
             case .finished(let tokens):
                 return try await account(from: tokens, provider: provider, metadata: metadata, nonce: nil)
             case .failed(let error):
@@ -280,10 +278,16 @@ extension SignInEngine {
         }
     }
 
-    /// One poll of the token endpoint; `nil` when the network failed and polling should go on.
+    /// What one poll of the token endpoint came to.
+    private enum Poll {
+        case answered(Result<TokenResponse, TokenEndpointError>)
+        /// The network failed: polling goes on until the code expires.
+        case unreachable(String)
+    }
+
     private func pollOnce(
         _ authorization: DeviceAuthorization, provider: OAuthProvider, metadata: ServerMetadata
-    ) async throws -> Result<TokenResponse, TokenEndpointError>? {
+    ) async throws -> Poll {
         let form =
             [
                 ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
@@ -292,13 +296,13 @@ extension SignInEngine {
         let response: HTTPResponse
         do {
             response = try await transport.send(.form(metadata.tokenEndpoint, form))
-        } catch  where error.category == .unavailable {
-            return nil
+        } catch where error.category == .unavailable {
+            return .unreachable(error.description)
         }
         do {
-            return .success(try TokenResponse.parse(response, endpoint: "token endpoint"))
+            return .answered(.success(try TokenResponse.parse(response, endpoint: "token endpoint")))
         } catch {
-            return .failure(error)
+            return .answered(.failure(error))
         }
     }
 }

@@ -78,9 +78,15 @@ struct SignInRunner {
             case .askForPastedRedirect(let pending):
                 await interaction.authorizationStarted(
                     url: pending.authorizationURL, provider: pending.provider, redirectURI: pending.redirectURI, listeningOn: [])
-                return .redirectPasted(
+                let interaction = self.interaction
+                let pasted = try await withDeadline(
+                    runner.timeout, clock: service.engine.clock,
+                    expired: SignInError.pasteTimedOut(provider: pending.provider.name, seconds: Int(runner.timeout.components.seconds))
+                ) {
                     try await interaction.pasteRedirectURL(
-                        url: pending.authorizationURL, provider: pending.provider, redirectURI: pending.redirectURI))
+                        url: pending.authorizationURL, provider: pending.provider, redirectURI: pending.redirectURI)
+                }
+                return .redirectPasted(pasted)
             case .startDeviceAuthorization(let provider, let metadata):
                 return .deviceAuthorizationStarted(
                     try await service.engine.startDeviceAuthorization(provider: provider, metadata: metadata))

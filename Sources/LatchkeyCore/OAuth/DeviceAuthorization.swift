@@ -73,7 +73,17 @@ public struct DevicePoller: Sendable {
         case .failure(let other):
             return .failed(.transport(other.description))
         }
-        if now.addingTimeInterval(TimeInterval(interval)) >= deadline { return .failed(.expired) }
+        return waitOrExpire(now: now, expired: .expired)
+    }
+
+    /// A poll that never reached the provider (network down, time-out): not the person's answer,
+    /// so polling goes on, but only until the user code expires.
+    public mutating func unreachable(_ reason: String, now: Date) -> Action {
+        waitOrExpire(now: now, expired: .unreachable(reason))
+    }
+
+    private func waitOrExpire(now: Date, expired: DeviceFlowError) -> Action {
+        if now.addingTimeInterval(TimeInterval(interval)) >= deadline { return .failed(expired) }
         return .wait(seconds: interval)
     }
 }
@@ -83,11 +93,13 @@ public enum DeviceFlowError: LatchkeyError, Equatable {
     case expired
     case server(OAuthErrorResponse)
     case transport(String)
+    /// The token endpoint could not be reached until the user code expired.
+    case unreachable(String)
     case unsupported(provider: String)
 
     public var category: FailureCategory {
         switch self {
-        case .denied, .expired: return .unavailable
+        case .denied, .expired, .unreachable: return .unavailable
         case .server, .transport: return .rejected
         case .unsupported: return .configuration
         }
@@ -99,6 +111,8 @@ public enum DeviceFlowError: LatchkeyError, Equatable {
         case .expired: return "the user code expired before the sign-in was approved; run the command again"
         case .server(let error): return "the provider stopped the device sign-in: \(error)"
         case .transport(let reason): return reason
+        case .unreachable(let reason):
+            return "the provider could not be reached until the user code expired (\(reason)); check the network and run the command again"
         case .unsupported(let provider):
             return "\(provider) has no device_authorization_endpoint (in discovery or its file); use the browser or --paste"
         }
