@@ -58,7 +58,9 @@ struct LoopbackListenerTests {
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Foundation.bind(ipv4, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Foundation.bind(ipv4, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             if bound == 0 { return port }
         }

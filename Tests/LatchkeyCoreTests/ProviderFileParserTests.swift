@@ -276,7 +276,8 @@ struct ProviderFileParserTests {
         #expect(parsed.endpoints.authorization?.query == "p=B2C_1_signin")
     }
 
-    @Test("an issuer with a query is rejected (RFC 8414 §2)", arguments: ["https://idp.example.com?tenant=1", "https://idp.example.com/#x"])
+    @Test(
+        "an issuer with a query is rejected (RFC 8414 §2)", arguments: ["https://idp.example.com?tenant=1", "https://idp.example.com/#x"])
     func issuerWithQuery(issuer: String) {
         let found = errors(
             """

@@ -85,7 +85,10 @@ struct SignInFlowTests {
     func deviceUnreachable() async throws {
         server.transport.route("/token") { request in .failure(.unreachable(host: "corp.example", reason: "connection refused")) }
         let person = ScriptedPerson { _, _ in .cancel }
-        await #expect(throws: DeviceFlowError.unreachable("cannot reach corp.example: connection refused; check the network and the provider's address")) {
+        await #expect(
+            throws: DeviceFlowError.unreachable(
+                "cannot reach corp.example: connection refused; check the network and the provider's address")
+        ) {
             try await service.signIn(provider: server.provider, mode: .device, interaction: person)
         }
         #expect(person.log.deviceCodes == ["WDJB-MJHT"])

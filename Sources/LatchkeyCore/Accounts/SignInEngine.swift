@@ -296,7 +296,7 @@ extension SignInEngine {
         let response: HTTPResponse
         do {
             response = try await transport.send(.form(metadata.tokenEndpoint, form))
-        } catch where error.category == .unavailable {
+        } catch  where error.category == .unavailable {
             return .unreachable(error.description)
         }
         do {

@@ -177,7 +177,8 @@ public struct SignInFlow: Sendable {
                 // placeholder the browser fails to reach, leaving the whole redirect URL in its
                 // address bar for the person to copy.
                 let pending = PendingAuthorization(
-                    provider: provider, metadata: metadata, redirectURI: provider.redirectURI(port: provider.loopbackPorts.first ?? Self.pastePort()))
+                    provider: provider, metadata: metadata,
+                    redirectURI: provider.redirectURI(port: provider.loopbackPorts.first ?? Self.pastePort()))
                 state = .awaitingRedirect(pending)
                 return .askForPastedRedirect(pending)
             case .device:
