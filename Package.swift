@@ -67,7 +67,7 @@ let package = Package(
         // linked statically so it starts in well under a millisecond.
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyEssentials"],
+            dependencies: ["LatchkeyEssentials", "CLatchkeySys"],
             swiftSettings: strictSettings,
             linkerSettings: [.unsafeFlags(["-static-executable"])]
         ),
@@ -75,6 +75,7 @@ let package = Package(
         .executableTarget(
             name: "latchkey-cli",
             dependencies: [
+                "CLatchkeySys",
                 "LatchkeyCore",
                 "LatchkeyTUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -84,7 +85,7 @@ let package = Package(
         // Test driver for the vault's crash-safety and locking tests (Tests/e2e/test_vault_durability.py).
         .executableTarget(
             name: "latchkey-vault-stress",
-            dependencies: ["LatchkeyCore"],
+            dependencies: ["LatchkeyCore", "CLatchkeySys"],
             swiftSettings: strictSettings
         ),
         // A loopback emulator of the Firebase Auth / Identity Platform REST endpoints (second factor).
@@ -96,7 +97,7 @@ let package = Package(
         // Thin executable serving the emulator on a loopback port.
         .executableTarget(
             name: "latchkey-emulator",
-            dependencies: ["IdentityToolkitEmulator"],
+            dependencies: ["IdentityToolkitEmulator", "CLatchkeySys"],
             swiftSettings: strictSettings
         ),
         // The fakes the tests share: recording transport, fixed clock, in-memory keystore, a

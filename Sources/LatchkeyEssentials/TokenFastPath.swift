@@ -14,10 +14,14 @@ public enum TokenFastPath {
     public static func run(_ arguments: [String]) -> Int32? {
         guard let request = Request(arguments) else { return nil }
         let vault = XDGDirectories.data { name in getenv(name).map { String(cString: $0) } } + "/vault"
-        // The vault must still be there and private: a vault others can read is refused with its
-        // own message by the full command, so it must not be bypassed here.
+        // The vault must still be there and private, in a directory only this user can change: the
+        // full command refuses anything else with its own message, so it must not be bypassed here.
         var info = stat()
         guard lstat(vault, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 == 0 else { return nil }
+        var directory = stat()
+        guard stat(String(vault.dropLast("/vault".count)), &directory) == 0, directory.st_uid == geteuid(),
+            directory.st_mode & 0o022 == 0
+        else { return nil }
         // A selector key points at an account key; anything else is not ours to answer.
         guard let alias = read(TokenCopy.selectorKeyDescription(vaultPath: vault, selector: request.selector)),
             case .alias(let account) = TokenCopy.decode(alias),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLatchkeySys
 import Foundation
 import LatchkeyCore
 
@@ -18,4 +19,10 @@ struct Latchkey: AsyncParsableCommand {
         ],
         // In a terminal, `latchkey` alone opens the screen; in pipes and scripts it prints the status.
         defaultSubcommand: isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ScreenCommand.self : StatusCommand.self)
+
+    /// Hardened before anything is parsed or read: no core dump, no ptrace attach.
+    static func main() async {
+        _ = lk_harden_process()
+        await main(nil)
+    }
 }

@@ -1,5 +1,9 @@
+import CLatchkeySys
 import Foundation
 import IdentityToolkitEmulator
+
+// It holds test users' passwords and signing keys: no core dump, no ptrace attach.
+_ = lk_harden_process()
 
 /// latchkey-emulator: serves the Identity Toolkit emulator on a loopback port.
 ///

@@ -13,12 +13,14 @@
 //                                                    (benchmarks/vault.sh)
 //
 // The passphrase comes from LATCHKEY_PASSPHRASE_FILE; the key is cached in the kernel keyring.
+import CLatchkeySys
 import Foundation
 import LatchkeyCore
 
 @main
 struct VaultStress {
     static func main() async {
+        _ = lk_harden_process()
         let arguments = CommandLine.arguments
         guard let passphraseFile = ProcessInfo.processInfo.environment["LATCHKEY_PASSPHRASE_FILE"] else {
             fail("set LATCHKEY_PASSPHRASE_FILE")

@@ -4,12 +4,15 @@
 // Two executables because the hot path must start in well under a millisecond: this one links
 // only the Swift standard library (statically, in release builds), while the full command line
 // (Foundation, SwiftNIO, ncurses) costs milliseconds just to load. See DECISIONS.md.
+import CLatchkeySys
 import LatchkeyEssentials
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
+// Before any secret is read: no core dump, no ptrace attach (it holds over the exec below).
+_ = lk_harden_process()
 if let status = TokenFastPath.run(CommandLine.arguments) { exit(status) }
 var failure = Array(CommandLineLauncher.exec(CommandLine.arguments).utf8)
 _ = write(STDERR_FILENO, &failure, failure.count)

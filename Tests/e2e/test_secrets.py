@@ -2,7 +2,11 @@
 and the vault refuses a wrong passphrase or unsafe permissions."""
 
 import os
+import re
+import signal
 import stat
+import time
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +90,65 @@ def test_a_vault_that_others_can_read_is_refused(signed_in_here):
     assert result.stdout == "", result
     assert result.stderr.strip(), result
     assert lk.vault.read_bytes() == before
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o757])
+def test_a_vault_directory_others_can_write_is_refused_with_the_chmod_to_run(signed_in_here, mode):
+    """Whoever can write the directory can rename their own vault over ours: the full command
+    and the kernel-keyring fast path both refuse, and say how to fix it."""
+    lk = signed_in_here
+    before = lk.vault.read_bytes()
+    directory = lk.vault.parent
+    os.chmod(directory, mode)
+    try:
+        for args in (["token", "a"], ["status"]):
+            result = lk.run(*args)
+            assert result.code == EX_VAULT, result
+            assert result.stdout == "", result
+            assert f"chmod 700 {directory}" in result.stderr, result
+        assert lk.vault.read_bytes() == before
+    finally:
+        os.chmod(directory, 0o700)
+    assert lk.token("a")
+
+
+def test_a_new_vault_directory_is_created_private(lk, idp_a):
+    lk.add_provider("a", idp_a)
+    assert lk.login("a").code == EX_OK
+    assert stat.S_IMODE(lk.vault.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(lk.vault.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("log2n, r, p", [(22, 32, 16), (22, 8, 1), (18, 16, 1), (17, 8, 4)])
+def test_a_header_asking_for_costly_scrypt_parameters_is_refused_before_any_work(signed_in_here, log2n, r, p):
+    """The header is read before anything authenticates it: a tampered one must not buy
+    gigabytes of memory or minutes of work (twice the written cost at most)."""
+    lk = signed_in_here
+    lk.run("lock")
+    data = bytearray(lk.vault.read_bytes())
+    data[11] = log2n
+    data[12:16] = r.to_bytes(4, "big")
+    data[16:20] = p.to_bytes(4, "big")
+    lk.vault.write_bytes(bytes(data))
+    result = lk.run("status")
+    assert result.code == EX_VAULT, result
+    assert "tampered" in result.stderr or "damaged" in result.stderr, result
+    assert result.seconds < 5, result
+
+
+def test_the_executables_run_without_core_dumps(lk, idp_a):
+    """A crash must not write the process's memory (tokens, the vault key) to a core file."""
+    lk.add_provider("a", idp_a)
+    running = lk.start("login", "a", "--timeout", "20", env={"BROWSER": "/bin/true"})
+    try:
+        limits = ""
+        for _ in range(100):
+            exe = os.readlink(f"/proc/{running.popen.pid}/exe")
+            if exe.endswith("latchkey-cli"):
+                limits = Path(f"/proc/{running.popen.pid}/limits").read_text()
+                break
+            time.sleep(0.05)
+        assert re.search(r"Max core file size\s+0\s+0", limits), limits
+    finally:
+        os.killpg(running.popen.pid, signal.SIGTERM)
+        running.finish(20)

@@ -35,6 +35,8 @@ public enum KeystoreError: LatchkeyError, Equatable {
     case damaged(path: String, reason: String)
     case newerFormat(path: String, version: Int)
     case unsafePermissions(path: String, mode: String)
+    /// The vault's directory can be written by others, or belongs to another user (`otherOwner`).
+    case unsafeDirectory(path: String, mode: String, otherOwner: Int?)
     case passphraseFile(path: String, reason: String)
     case io(path: String, reason: String)
     case configuration(String)
@@ -57,6 +59,13 @@ public enum KeystoreError: LatchkeyError, Equatable {
         case .unsafePermissions(let path, let mode):
             return
                 "\(path) is accessible by other users (mode \(mode)); run `chmod 600 \(path)` (and `chmod 700` on its directory), then retry"
+        case .unsafeDirectory(let path, let mode, let otherOwner):
+            if let owner = otherOwner {
+                return
+                    "\(path) belongs to another user (uid \(owner)), who could replace the vault in it; move the vault to a directory of your own (XDG_DATA_HOME)"
+            }
+            return
+                "\(path) can be written by other users (mode \(mode)), who could replace the vault in it; run `chmod 700 \(path)`, then retry"
         case .passphraseFile(let path, let reason):
             return "cannot use LATCHKEY_PASSPHRASE_FILE \(path): \(reason)"
         case .io(let path, let reason):

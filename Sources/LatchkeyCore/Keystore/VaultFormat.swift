@@ -31,6 +31,16 @@ struct VaultFormat {
         /// machine (2^16 measured 0.16 s, under the 0.25–1 s budget; see benchmarks/vault.sh).
         static let standard = KDFParameters(log2N: 17, r: 8, p: 1)
         var memoryBytes: Int { 128 * Int(r) * (1 << Int(log2N)) + 1 << 20 }
+
+        /// Whether deriving a key with these parameters costs at most twice what Latchkey writes,
+        /// in memory (128·r·N) and in work (N·r·p). The header is read before anything
+        /// authenticates it, so a tampered one must not buy gigabytes or minutes of scrypt.
+        var isAffordable: Bool {
+            let standard = Self.standard
+            let work = (1 << Int(log2N)) * Int(r) * Int(p)
+            let standardWork = (1 << Int(standard.log2N)) * Int(standard.r) * Int(standard.p)
+            return memoryBytes <= 2 * standard.memoryBytes && work <= 2 * standardWork
+        }
     }
 
     struct Header: Equatable, Sendable {
@@ -68,8 +78,10 @@ struct VaultFormat {
         else { throw .truncated }
         guard kdfID == scryptID else { throw .unsupported("key derivation \(kdfID)") }
         guard aeadID == chaChaPolyID else { throw .unsupported("cipher \(aeadID)") }
-        guard (10...22).contains(log2N), (1...32).contains(r), (1...16).contains(p), salt.count >= 16 else {
-            throw .unsupported("key derivation parameters out of range")
+        guard (10...22).contains(log2N), (1...32).contains(r), (1...16).contains(p), salt.count >= 16,
+            KDFParameters(log2N: log2N, r: r, p: p).isAffordable
+        else {
+            throw .unsupported("key derivation parameters beyond twice the cost Latchkey writes (damaged or tampered header)")
         }
         // Nonce (12) + tag (16) at least.
         guard bytes.count - reader.offset >= 28 else { throw .truncated }
@@ -78,8 +90,10 @@ struct VaultFormat {
     }
 
     static func deriveKey(passphrase: Secret, salt: [UInt8], parameters: KDFParameters) throws -> SymmetricKey {
-        try KDF.Scrypt.deriveKey(
-            from: Array(passphrase.exposedValue.utf8), salt: salt, outputByteCount: 32, rounds: 1 << Int(parameters.log2N),
+        var bytes = Array(passphrase.exposedValue.utf8)
+        defer { bytes.zeroize() }
+        return try KDF.Scrypt.deriveKey(
+            from: bytes, salt: salt, outputByteCount: 32, rounds: 1 << Int(parameters.log2N),
             blockSize: Int(parameters.r), parallelism: Int(parameters.p), maxMemory: parameters.memoryBytes)
     }
 

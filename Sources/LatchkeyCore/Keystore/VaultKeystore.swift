@@ -122,8 +122,10 @@ public final class VaultKeystore: Keystore {
 
     // MARK: - Reading
 
-    /// The file's bytes, `nil` when there is no vault yet. Refuses a file others can read.
+    /// The file's bytes, `nil` when there is no vault yet. Refuses a file others can read, and a
+    /// directory others could swap it in.
     private func readVaultFile() throws(KeystoreError) -> [UInt8]? {
+        try checkDirectory()
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
             if errno == ENOENT { return nil }
@@ -162,12 +164,13 @@ public final class VaultKeystore: Keystore {
             }
         }
         let key = try key(for: parsed.header)
-        let plaintext: [UInt8]
+        var plaintext: [UInt8]
         do {
             plaintext = try VaultFormat.open(sealed: parsed.sealed, headerBytes: parsed.headerBytes, key: key)
         } catch {
             throw .damaged(path: path, reason: "its contents fail authentication (a modified or corrupted byte)")
         }
+        defer { plaintext.zeroize() }
         do {
             return try Self.decoder.decode(Contents.self, from: Data(plaintext)).accounts
         } catch {
@@ -203,7 +206,8 @@ public final class VaultKeystore: Keystore {
     private func write(_ records: [AccountRecord]) throws(KeystoreError) {
         let header = try currentOrNewHeader()
         guard let key = unlocked.withLock({ $0?.key }) else { throw .locked("no key after unlocking") }
-        let plaintext: [UInt8]
+        var plaintext: [UInt8] = []
+        defer { plaintext.zeroize() }
         let sealed: [UInt8]
         do {
             plaintext = Array(try Self.encoder.encode(Contents(accounts: records)))
@@ -244,9 +248,21 @@ public final class VaultKeystore: Keystore {
                 expiresAt: Date().addingTimeInterval(unlockDuration), salt: key.salt, parameters: key.parameters, key: key.key))
     }
 
+    /// A directory another user can write to could have the vault replaced by one of theirs (a
+    /// rename needs only the directory's write bit), so it is refused like a readable vault.
+    private func checkDirectory() throws(KeystoreError) {
+        var info = stat()
+        guard stat(directory, &info) == 0 else { return }
+        guard info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
+            throw .unsafeDirectory(
+                path: directory, mode: String(info.st_mode & 0o777, radix: 8), otherOwner: info.st_uid == geteuid() ? nil : Int(info.st_uid)
+            )
+        }
+    }
+
     private func ensureDirectory() throws(KeystoreError) {
         var info = stat()
-        if stat(directory, &info) == 0 { return }
+        if stat(directory, &info) == 0 { return try checkDirectory() }
         do {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
