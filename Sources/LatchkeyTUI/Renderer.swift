@@ -326,14 +326,14 @@ enum TimeText {
     /// `59:07` under an hour, `3h 05m` above, `expired` at or below zero.
     static func countdown(_ seconds: TimeInterval) -> String {
         guard seconds > 0 else { return "expired" }
-        let total = Int(seconds.rounded(.down))
+        let total = Int(wholeSeconds: seconds)
         if total >= 3600 { return "\(total / 3600)h \(twoDigits(total % 3600 / 60))m" }
         return "\(twoDigits(total / 60)):\(twoDigits(total % 60))"
     }
 
     /// `45s`, `12m 03s`, `2h 10m`.
     static func short(_ seconds: TimeInterval) -> String {
-        let total = max(0, Int(seconds.rounded(.down)))
+        let total = max(0, Int(wholeSeconds: seconds))
         if total >= 3600 { return "\(total / 3600)h \(twoDigits(total % 3600 / 60))m" }
         if total >= 60 { return "\(total / 60)m \(twoDigits(total % 60))s" }
         return "\(total)s"

@@ -88,7 +88,7 @@ public struct SecondFactorScreen: Sendable, Equatable {
     /// Seconds left before `r` sends a new code; 0 when it can.
     func resendWait(now: Date) -> Int {
         guard let sentAt else { return 0 }
-        return max(0, Int((Self.resendDelay - now.timeIntervalSince(sentAt)).rounded(.up)))
+        return max(0, -Int(wholeSeconds: now.timeIntervalSince(sentAt) - Self.resendDelay))
     }
 
     // MARK: - Progress

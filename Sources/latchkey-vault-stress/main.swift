@@ -4,9 +4,10 @@
 //
 //   latchkey-vault-stress write VAULT PREFIX COUNT   one update per record PREFIX-0 ... PREFIX-(COUNT-1);
 //                                                    prints each index after its update returned
-//   latchkey-vault-stress seed VAULT PROVIDER SUBJECT[:NAME]...
+//   latchkey-vault-stress seed VAULT PROVIDER SUBJECT[:NAME][@EXPIRY]...
 //                                                    replaces the records with accounts at PROVIDER
-//                                                    (token fake-access-SUBJECT), for the fast-path tests
+//                                                    (token fake-access-SUBJECT, expiry in Unix seconds),
+//                                                    for the fast-path and stored-value tests
 //   latchkey-vault-stress list VAULT                 prints every record's subject, one per line
 //   latchkey-vault-stress bench VAULT ACCOUNTS RUNS  fills a new vault with ACCOUNTS records and prints the
 //                                                    medians of open+decrypt+decode, one save, and the KDF
@@ -40,9 +41,11 @@ struct VaultStress {
                 let vault = VaultKeystore(path: arguments[2], passphrase: PassphraseFile(path: passphraseFile), cacheKey: true)
                 try await vault.update { records in
                     records = arguments.dropFirst(4).map { spec in
-                        let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
+                        let (account, expiry) = spec.split(separator: "@", maxSplits: 1).map(String.init).splitFirst()
+                        let parts = account.split(separator: ":", maxSplits: 1).map(String.init)
                         var seeded = record(subject: parts[0], provider: arguments[3])
                         seeded.displayName = parts.count > 1 ? parts[1] : nil
+                        if let expiry, let seconds = Double(expiry) { seeded.expiresAt = Date(timeIntervalSince1970: seconds) }
                         return seeded
                     }
                 }
@@ -100,4 +103,9 @@ struct VaultStress {
         FileHandle.standardError.write(Data("latchkey-vault-stress: \(message)\n".utf8))
         exit(2)
     }
+}
+
+extension Array where Element == String {
+    /// The first element and the second, if any.
+    fileprivate func splitFirst() -> (String, String?) { (self[0], count > 1 ? self[1] : nil) }
 }

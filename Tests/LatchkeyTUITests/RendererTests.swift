@@ -13,6 +13,19 @@ struct RendererTests {
         return (terminal, terminal.screen)
     }
 
+    @Test("accounts whose stored expiry is absurdly far or long past are drawn, not trapped on")
+    func absurdExpiries() {
+        var far = Fixtures.account("a", "far@example.test")
+        far.expiresAt = Date(timeIntervalSince1970: 1e300)
+        var past = Fixtures.account("a", "past@example.test")
+        past.expiresAt = Date(timeIntervalSince1970: -1e300)
+        var state = Fixtures.state(accounts: [far, past])
+        _ = state.handle(.key(.down))
+        let (_, lines) = screen(state)
+        #expect(lines.contains { $0.contains("far@example.test") })
+        #expect(lines.contains { $0.contains("past@example.test") && $0.contains("expired") })
+    }
+
     @Test("every line of every frame fits the window exactly, from 40x12 to 250x70")
     func linesFit() {
         let japanese = Fixtures.provider("jp", displayName: "ログイン テスト 日本語の表示名がとても長いプロバイダ")

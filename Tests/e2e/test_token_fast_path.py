@@ -69,3 +69,15 @@ def test_a_huge_or_negative_minimum_lifetime_does_not_trap(lk, ttl):
     full = full_command(lk, "token", "p", "--min-ttl", ttl)
     assert fast.code >= 0 and fast.code < 128, f"the fast path died with a signal\n{fast}"
     assert (fast.code, fast.stdout) == (full.returncode, full.stdout.decode())
+
+
+@pytest.mark.parametrize("expiry", ["1e300", "-1e300", "9.3e18", "0"])
+def test_status_and_token_survive_any_stored_expiry(lk, expiry):
+    """No stored value can crash `status` or `token`: absurd expiries are shown, not trapped on."""
+    seed(lk, "p", f"x:alice@{expiry}")
+    result = lk.run("status", "--json")
+    assert result.code == EX_OK, result
+    (account,) = result.json()["accounts"]
+    assert isinstance(account["expires_in"], int)
+    assert lk.run("status").code == EX_OK
+    assert lk.run("token", "p").code >= 0

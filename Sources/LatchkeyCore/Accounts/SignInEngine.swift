@@ -58,7 +58,7 @@ public struct SignInEngine: Sendable {
         return AccountRecord(
             provider: provider.name, issuer: identity.issuer, subject: identity.subject, displayName: identity.displayName,
             accessToken: tokens.accessToken, tokenType: tokens.tokenType, refreshToken: tokens.refreshToken, idToken: tokens.idToken,
-            expiresAt: tokens.expiresIn.map { time.addingTimeInterval(TimeInterval($0)) },
+            expiresAt: AccountRecord.boundedExpiry(tokens.expiresIn.map { time.addingTimeInterval(TimeInterval($0)) }, at: time),
             scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) } ?? provider.scopes,
             createdAt: time, updatedAt: time)
     }

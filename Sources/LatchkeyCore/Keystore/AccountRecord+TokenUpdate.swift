@@ -38,7 +38,7 @@ extension AccountRecord {
         updated.tokenType = update.tokenType
         updated.refreshToken = update.refreshToken ?? refreshToken
         updated.idToken = update.idToken ?? idToken
-        updated.expiresAt = update.expiresAt
+        updated.expiresAt = Self.boundedExpiry(update.expiresAt, at: time)
         if let scopes = update.scopes { updated.scopes = scopes }
         if let displayName = update.displayName { updated.displayName = displayName }
         if let secondFactor = update.secondFactor { updated.secondFactor = secondFactor }

@@ -15,7 +15,7 @@ struct TokenCopies {
 
     /// Replaces every copy with ones made from `records`, valid until `unlockedUntil` at most.
     func sync(_ records: [AccountRecord], unlockedUntil: Date, now: Date = Date()) {
-        let lifetime = Int(unlockedUntil.timeIntervalSince(now).rounded(.down))
+        let lifetime = Int(wholeSeconds: unlockedUntil.timeIntervalSince(now))
         guard lifetime > 0,
             let ring = try? KernelKeyring.replaceKeyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath), timeout: lifetime)
         else {
@@ -27,12 +27,13 @@ struct TokenCopies {
         var copied: [Int: Int] = [:]
         for (index, record) in records.enumerated() {
             let expiry = min(record.expiresAt ?? unlockedUntil, unlockedUntil)
-            let seconds = Int(expiry.timeIntervalSince(now).rounded(.down))
+            let seconds = Int(wholeSeconds: expiry.timeIntervalSince(now))
             let token = Array(record.accessToken.exposedValue.utf8)
             guard seconds > 0, token.count <= Self.largestCopied else { continue }
             let description = TokenCopy.accountKeyDescription(vaultPath: vaultPath, account: String(index))
             store(
-                .token(expiresAt: UInt64(expiry.timeIntervalSince1970), token: token), description: description, seconds: seconds,
+                .token(expiresAt: UInt64(clamping: Int(wholeSeconds: expiry.timeIntervalSince1970)), token: token),
+                description: description, seconds: seconds,
                 ring: ring)
             copied[index] = seconds
         }

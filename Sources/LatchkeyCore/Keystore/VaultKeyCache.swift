@@ -32,7 +32,7 @@ public struct VaultKeyCache: Sendable {
             (0..<4).reversed().map { UInt8((value >> (UInt32($0) * 8)) & 0xFF) }
         }
         payload += entry.key.withUnsafeBytes { Array($0) }
-        try KernelKeyring.store(payload, description: description, timeout: Int(entry.expiresAt.timeIntervalSinceNow.rounded(.up)))
+        try KernelKeyring.store(payload, description: description, timeout: -Int(wholeSeconds: -entry.expiresAt.timeIntervalSinceNow))
     }
 
     func load() -> Entry? {

@@ -14,7 +14,7 @@ struct RefreshCommand: AsyncParsableCommand {
     func run() async throws {
         try await Failure.reporting {
             let record = try await options.context().service.refresh(AccountSelector(parsing: selector))
-            let expiry = record.expiresAt.map { " (valid for \(max(0, Int($0.timeIntervalSinceNow.rounded(.down)))) s)" } ?? ""
+            let expiry = record.expiresAt.map { " (valid for \(max(0, Int(wholeSeconds: $0.timeIntervalSinceNow))) s)" } ?? ""
             Output.info("Refreshed \(record.provider):\(TerminalText.sanitized(record.label))\(expiry).")
         }
     }

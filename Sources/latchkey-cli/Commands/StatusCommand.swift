@@ -90,7 +90,7 @@ struct StatusReport: Encodable {
         accounts = records.map { record in
             Account(
                 provider: record.provider, account: record.label, subject: record.subject, issuer: record.issuer, keystore: keystore,
-                expiresAt: record.expiresAt, expiresIn: record.expiresAt.map { Int($0.timeIntervalSince(now).rounded(.down)) },
+                expiresAt: record.expiresAt, expiresIn: record.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince(now)) },
                 refreshToken: record.refreshToken != nil, secondFactor: record.secondFactor, lastError: record.lastError)
         }
     }

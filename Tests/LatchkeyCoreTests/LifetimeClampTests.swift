@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+@testable import LatchkeyCore
+
+@Suite("Server-given lifetimes and stored dates never break arithmetic")
+struct LifetimeClampTests {
+    @Test(
+        "whole seconds of any duration are clamped, never trapped",
+        arguments: [
+            (1e300, Int.max), (-1e300, -Int.max), (Double.infinity, Int.max), (-Double.infinity, -Int.max), (Double.nan, 0),
+            (59.9, 59), (-0.5, -1), (9.3e18, Int.max),
+        ])
+    func wholeSeconds(value: Double, expected: Int) {
+        #expect(Int(wholeSeconds: value) == expected)
+        // The ceiling form the screen and the key cache use must not trap either.
+        #expect(-Int(wholeSeconds: -value) >= Int(wholeSeconds: value))
+    }
+
+    @Test("an absurd expiry from a server is stored as at most ten years away")
+    func boundedExpiry() {
+        let now = Date(timeIntervalSince1970: 1_750_000_000)
+        let record = AccountRecord(
+            provider: "p", issuer: "i", subject: "s", displayName: nil, accessToken: Secret("a"), tokenType: "Bearer", refreshToken: nil,
+            idToken: nil, expiresAt: nil, scopes: [], createdAt: now, updatedAt: now)
+        let updated = record.applying(
+            TokenUpdate(
+                accessToken: Secret("b"), tokenType: "Bearer", refreshToken: nil, idToken: nil,
+                expiresAt: Date(timeIntervalSince1970: 1e300)), at: now)
+        let expiresAt = try! #require(updated.expiresAt)
+        #expect(expiresAt <= now.addingTimeInterval(10 * 365 * 86_400))
+        #expect(updated.isValid(at: now, margin: 60))
+    }
+}
