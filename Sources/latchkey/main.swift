@@ -11,7 +11,8 @@ import LatchkeyEssentials
     import Glibc
 #endif
 
-// Before any secret is read: no core dump, no ptrace attach (it holds over the exec below).
+// Before any secret is read: no core dump, no ptrace attach. The core limit carries over the exec
+// below; exec resets the other, so latchkey-cli hardens itself again.
 _ = lk_harden_process()
 if let status = TokenFastPath.run(CommandLine.arguments) { exit(status) }
 var failure = Array(CommandLineLauncher.exec(CommandLine.arguments).utf8)
