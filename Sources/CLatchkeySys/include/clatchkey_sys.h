@@ -11,6 +11,16 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
+/// pipe2(2) with O_CLOEXEC: no child started meanwhile by another thread inherits either end.
+int lk_pipe_cloexec(int fds[2]);
+
+/// posix_spawn(3) of `path` in a clean state, whatever the calling thread looks like: an empty
+/// signal mask and default dispositions for every signal (a worker thread's blocked SIGTERM must
+/// not make the child immune to it), its own process group (so the whole group, grandchildren
+/// included, can be killed at a deadline), stdin/stdout/stderr from the given descriptors (-1:
+/// /dev/null) and every other descriptor closed. Returns 0 and sets `*pid`, or an errno value.
+int lk_spawn(const char *path, char *const argv[], char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd, pid_t *pid);
+
 /// Keeps secrets out of core files and away from same-user debuggers that lack CAP_SYS_PTRACE:
 /// not dumpable (no core, no ptrace attach by unprivileged processes, /proc/PID/mem closed) and
 /// a zero core size limit. Returns 0, or -1 when either call failed.

@@ -32,17 +32,11 @@ public struct BrowserLauncher: Sendable {
             } else {
                 arguments.append(url.absoluteString)
             }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
             do {
-                try process.run()
+                try ChildProcess.launch(path: executable, arguments: arguments, environment: environment)
                 return
             } catch {
-                failures.append("\(command[0]): \(error.localizedDescription)")
+                failures.append("\(command[0]): \(error.description)")
             }
         }
         throw .noBrowser(failures.joined(separator: "; "))

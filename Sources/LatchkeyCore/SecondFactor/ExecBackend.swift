@@ -161,64 +161,70 @@ public struct ExecBackend: SecondFactorBackend {
     }
 
     private func run(input: [UInt8]) async throws(SecondFactorError) -> [UInt8] {
-        try checkProgram()
-        let path = self.path
+        let program = try checkProgram()
         let timeout = self.timeout
         let result: Result<[UInt8], SecondFactorError> = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(returning: Self.runBlocking(path: path, input: input, timeout: timeout))
+                continuation.resume(returning: Self.runBlocking(path: program, input: input, timeout: timeout))
             }
         }
         return try result.get()
     }
 
-    /// The program must be an executable file that only its owner (or root) can change.
-    private func checkProgram() throws(SecondFactorError) {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
-            throw .plugin(path: path, reason: "does not exist")
+    /// The program, with every symlink resolved: a regular executable file that only its owner
+    /// (this user or root) can change, in directories only their owners (this user or root) can
+    /// change, or sticky ones such as /tmp. Anyone else who could write any of them could run
+    /// code as this user with the account's first factor in hand. The resolved path is what runs.
+    func checkProgram() throws(SecondFactorError) -> String {
+        guard let resolved = realpath(path, nil) else {
+            throw .plugin(path: path, reason: errno == ENOENT ? "does not exist" : String(cString: strerror(errno)))
         }
-        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
-        guard FileManager.default.isExecutableFile(atPath: path) else { throw .plugin(path: path, reason: "is not executable") }
-        guard mode & 0o022 == 0 else {
-            throw .plugin(path: path, reason: "is writable by other users (mode \(String(mode, radix: 8))); run chmod go-w on it")
+        let program = String(cString: resolved)
+        free(resolved)
+        var info = stat()
+        guard stat(program, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(program, X_OK) == 0 else {
+            throw .plugin(path: path, reason: "is not an executable file")
         }
+        var checked = program
+        while true {
+            guard stat(checked, &info) == 0 else { throw .plugin(path: path, reason: "\(checked) cannot be read") }
+            guard info.st_uid == geteuid() || info.st_uid == 0 else {
+                throw .plugin(
+                    path: path, reason: "\(checked) belongs to another user (uid \(info.st_uid)); install the plugin as your own or root's")
+            }
+            // A sticky directory (/tmp) lets others add entries but not replace ours; the entry
+            // below it was checked to be ours or root's already.
+            let isDirectory = info.st_mode & S_IFMT == S_IFDIR
+            guard info.st_mode & 0o022 == 0 || (isDirectory && info.st_mode & S_ISVTX != 0 && checked != program) else {
+                throw .plugin(
+                    path: path,
+                    reason: "\(checked) is writable by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod go-w on it")
+            }
+            if checked == "/" { break }
+            checked = (checked as NSString).deletingLastPathComponent
+        }
+        return program
     }
 
     private static func runBlocking(path: String, input: [UInt8], timeout: TimeInterval) -> Result<[UInt8], SecondFactorError> {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = []
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.standardError
+        let outcome: ChildProcess.Outcome
         do {
-            try process.run()
+            outcome = try ChildProcess.run(
+                path: path, environment: ProcessInfo.processInfo.environment, input: input, timeout: timeout,
+                outputLimit: responseLimit, stopAtNewline: true)
         } catch {
-            return .failure(.plugin(path: path, reason: "cannot be started: \(TerminalText.sanitized("\(error)", maxLength: 200))"))
+            return .failure(.plugin(path: path, reason: "cannot be started: \(TerminalText.sanitized(error.description, maxLength: 200))"))
         }
-        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        defer { killer.cancel() }
-        try? stdin.fileHandleForWriting.write(contentsOf: input)
-        try? stdin.fileHandleForWriting.close()
-        var output: [UInt8] = []
-        while let chunk = try? stdout.fileHandleForReading.read(upToCount: 65_536), !chunk.isEmpty {
-            output += chunk
-            if output.count > responseLimit {
-                process.terminate()
-                process.waitUntilExit()
-                return .failure(.plugin(path: path, reason: "answered with more than \(responseLimit / 1024) KiB"))
-            }
+        let said = TerminalText.sanitized(String(decoding: outcome.errorOutput, as: UTF8.self), maxLength: 300)
+        let detail = said.isEmpty ? "" : " (it said: \(said))"
+        if outcome.tooLarge { return .failure(.plugin(path: path, reason: "answered with more than \(responseLimit / 1024) KiB")) }
+        if outcome.timedOut {
+            return .failure(.plugin(path: path, reason: "did not answer within \(Int(timeout)) s and was stopped\(detail)"))
         }
-        process.waitUntilExit()
-        if process.terminationReason == .uncaughtSignal {
-            return .failure(.plugin(path: path, reason: "did not answer within \(Int(timeout)) s or was killed"))
+        if outcome.output.isEmpty {
+            let how = outcome.status.map { "exited with status \($0)" } ?? "was killed by a signal"
+            return .failure(.plugin(path: path, reason: "\(how) without answering\(detail)"))
         }
-        if output.isEmpty {
-            return .failure(.plugin(path: path, reason: "exited with status \(process.terminationStatus) without answering"))
-        }
-        return .success(output)
+        return .success(outcome.output)
     }
 }
