@@ -38,6 +38,11 @@ Environment (all optional):
   LATCHKEY_TEST_UA_DETACH=1  fork into the background and exit 0 at once (like
                              xdg-open); the outcome is then only in the log
 
+glewlwyd (Tests/glewlwyd): when the IdP redirects to its JavaScript login app
+(<external_url>/login.html?...&callback_url=...), the person logs in and
+consents through glewlwyd's JSON API instead (Tests/glewlwyd/glewlwyd_login.py),
+then continues at callback_url. `deny` is not supported there (exit 1).
+
 Device flow (RFC 8628): given DOT's verification URI (/o/device/, or
 verification_uri_complete with ?user_code=), the person logs in, enters the
 user code and presses Accept (Deny with `deny`); nothing is delivered.
@@ -234,6 +239,19 @@ def page_summary(page):
     return " ".join(page.text)[:200]
 
 
+GLEWLWYD_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "glewlwyd")
+
+
+def is_glewlwyd_login(url):
+    """glewlwyd's redirect to its login web app: <external_url>/login.html?...&callback_url=..."""
+    p = urlsplit(url)
+    if not p.path.endswith("/login.html") or "callback_url=" not in p.query:
+        return False
+    if GLEWLWYD_DIR not in sys.path:
+        sys.path.insert(0, GLEWLWYD_DIR)
+    return True
+
+
 def drive(auth_url, user, password, deny, log):
     """Log in and answer the consent form; return the URL the IdP redirects to
     outside itself (the client's redirect URI), without requesting it.
@@ -253,6 +271,19 @@ def drive(auth_url, user, password, deny, log):
                 log(f"IdP redirects out to {mask_url(nxt)}")
                 return nxt
             url = nxt
+            if is_glewlwyd_login(url):
+                # glewlwyd (Tests/glewlwyd): its login page is a JavaScript app;
+                # sign in and consent through its JSON API instead.
+                if logged_in:
+                    raise UAError(f"glewlwyd sent {user!r} back to its login page after signing in")
+                from glewlwyd_login import GlewlwydLoginError, sign_in
+
+                try:
+                    resp = sign_in(s, url, user, password, deny=deny, log=log)
+                except GlewlwydLoginError as e:
+                    raise UAError(str(e)) from None
+                logged_in = consented = True
+                continue
             resp = s.get(url, allow_redirects=False, timeout=HTTP_TIMEOUT)
             log(f"GET {urlsplit(url).path} -> {resp.status_code}")
             continue
