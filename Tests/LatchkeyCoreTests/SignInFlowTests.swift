@@ -182,6 +182,21 @@ struct SignInFlowTests {
         #expect(try await keystore.records().isEmpty)
     }
 
+    @Test("a revocation endpoint that answers 401 to a public client is asked again with the access token as Bearer")
+    func revocationWithBearer() async throws {
+        let record = try await signIn()
+        server.transport.route("/revoke") { request in
+            guard request.header("Authorization") == "Bearer \(record.accessToken.exposedValue)" else {
+                return .success(HTTPResponse(status: 401, body: []))
+            }
+            return .success(HTTPResponse(status: 200, body: []))
+        }
+        let (_, revocation) = try await service.signOut(AccountSelector(provider: "corp"))
+        #expect(try revocation.get() == .revoked("refresh_token"))
+        let attempts = server.transport.sent(to: "/revoke")
+        #expect(attempts.count == 2 && attempts[0].header("Authorization") == nil)
+    }
+
     @Test("signing in again as the same person updates the account instead of adding one")
     func signInAgain() async throws {
         let first = try await signIn()

@@ -169,11 +169,19 @@ public struct SignInEngine: Sendable {
     }
 
     /// Revokes the refresh token, or the access token when there is none (RFC 7009 §2.1).
+    ///
+    /// A public client has no credentials to authenticate the request with; some servers
+    /// (glewlwyd) answer 401 and want the access token as a Bearer credential instead, so a 401
+    /// is retried once that way.
     public func revoke(_ record: AccountRecord, provider: OAuthProvider, metadata: ServerMetadata) async throws -> RevocationOutcome {
         guard let endpoint = metadata.revocationEndpoint else { return .unsupported }
         let (token, hint) = record.refreshToken.map { ($0, "refresh_token") } ?? (record.accessToken, "access_token")
-        let response = try await transport.send(
-            .form(endpoint, [("token", token.exposedValue), ("token_type_hint", hint)] + clientAuthentication(provider)))
+        let form = [("token", token.exposedValue), ("token_type_hint", hint)] + clientAuthentication(provider)
+        var response = try await transport.send(.form(endpoint, form))
+        if response.status == 401 && provider.clientSecret == nil {
+            response = try await transport.send(
+                .form(endpoint, form, headers: [("Authorization", "Bearer \(record.accessToken.exposedValue)")]))
+        }
         guard response.status == 200 else {
             // RFC 7009 §2.2.1: errors use the RFC 6749 §5.2 shape.
             if let error = OAuthErrorResponse(body: response.body) {
