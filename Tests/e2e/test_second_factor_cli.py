@@ -15,7 +15,7 @@ import pytest
 import requests
 from jwcrypto import jwk, jwt
 
-from conftest import EX_OK, EX_UNAVAILABLE, REPO, Latchkey, assert_nothing_stored, jwt_parts, message
+from conftest import EX_OK, EX_UNAVAILABLE, EX_VAULT, REPO, Latchkey, assert_nothing_stored, jwt_parts, message
 from emulator_support import Conversation, Emulator
 
 PROJECT = "demo-latchkey-e2e"
@@ -306,3 +306,14 @@ def test_the_exec_plugin_backend_signs_in_end_to_end(lk):
     assert refreshed.startswith("demo.") and refreshed != token, "the plugin refreshed the token"
     assert [a["subject"] for a in lk.status()] == ["demo-carol"]
     assert_no_secret_in_files(lk, password=password, code=code, token=token, refreshed=refreshed)
+
+
+def test_a_firebase_sign_in_checks_the_keystore_before_asking_for_email_and_password(lk, emulators):
+    """A passphrase file others can read is refused first: the person types no password for a
+    sign-in that could not have been stored."""
+    emulators.main.add_provider(lk)
+    os.chmod(lk.passphrase_file, 0o644)
+    result = lk.run("login", "fb", input=b"plain@example.test\nwhatever\n")
+    assert result.code == EX_VAULT, result
+    assert "Email:" not in result.stderr and "Password:" not in result.stderr, result
+    assert str(lk.passphrase_file) in result.stderr, result
