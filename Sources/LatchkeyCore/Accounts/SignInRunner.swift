@@ -57,8 +57,8 @@ struct SignInRunner {
         private mutating func performOrThrow(_ action: SignInFlow.Action) async throws -> SignInFlow.Event {
             switch action {
             case .openKeystore:
-                // Unlock (or fail) before the browser round trip, not after it.
-                _ = try await service.keystore.records()
+                // Unlock (or get a new vault's passphrase, or fail) before the person does any work.
+                try await service.keystore.prepareForWriting()
                 return .keystoreOpened
             case .notify(.federatedSignInStarted(let first, let firebase)):
                 await interaction.federatedSignInStarted(at: first, for: firebase)

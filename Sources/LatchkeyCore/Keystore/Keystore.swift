@@ -16,9 +16,18 @@ public protocol Keystore: Sendable {
         isolation: isolated (any Actor)?,
         _ body: (inout [AccountRecord]) async throws -> Result
     ) async throws -> Result
+
+    /// Makes sure a later `update` can be written, before a sign-in asks the person for anything:
+    /// an existing vault is unlocked; for a new one, the passphrase is obtained (its file's mode
+    /// checked) and the key derived.
+    func prepareForWriting() async throws(KeystoreError)
 }
 
 extension Keystore {
+    public func prepareForWriting() async throws(KeystoreError) {
+        _ = try await records()
+    }
+
     /// `update` running `body` in the caller's isolation, so callers need not make it `Sendable`.
     public func update<Result: Sendable>(
         isolation: isolated (any Actor)? = #isolation,

@@ -94,6 +94,15 @@ public final class VaultKeystore: Keystore {
         return records
     }
 
+    public func prepareForWriting() async throws(KeystoreError) {
+        if try readVaultFile() != nil {
+            _ = try await records()
+        } else {
+            try checkDirectory()
+            _ = try currentOrNewHeader()
+        }
+    }
+
     public func update<Result: Sendable>(
         isolation: isolated (any Actor)?,
         _ body: (inout [AccountRecord]) async throws -> Result
