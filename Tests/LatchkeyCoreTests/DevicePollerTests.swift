@@ -129,6 +129,53 @@ struct DevicePollerTests {
         #expect(authorization.interval == 5)
     }
 
+    @Test("verification_url (Google's spelling) is accepted as verification_uri")
+    func verificationURLAlias() throws {
+        let authorization = try Self.parse(
+            #"{"device_code":"d","user_code":"u","verification_url":"https://www.google.com/device","expires_in":1800,"interval":5}"#)
+        #expect(authorization.verificationURI == "https://www.google.com/device")
+    }
+
+    @Test(
+        "expires_in and interval that are not whole numbers fall back to 600 and 5 seconds",
+        arguments: ["true", #""30""#, "7.5", "null", "[7]"])
+    func numbersFallBack(value: String) throws {
+        let authorization = try Self.parse(
+            #"{"device_code":"d","user_code":"u","verification_uri":"https://idp.example.com/device","expires_in":"#
+                + value + #","interval":"# + value + "}")
+        #expect(authorization.expiresIn == 600)
+        #expect(authorization.interval == 5)
+    }
+
+    @Test("expires_in and interval of 1 are numbers, and out-of-range values are clamped")
+    func numbersClamped() throws {
+        let one = try Self.parse(
+            #"{"device_code":"d","user_code":"u","verification_uri":"https://idp.example.com/device","expires_in":1,"interval":1}"#)
+        #expect(one.expiresIn == 1 && one.interval == 1)
+        let large = try Self.parse(
+            #"{"device_code":"d","user_code":"u","verification_uri":"https://idp.example.com/device","expires_in":99999,"interval":600}"#)
+        #expect(large.expiresIn == 3600 && large.interval == 60)
+    }
+
+    @Test("a device_code or user_code that is not a string counts as missing")
+    func requiredMemberOfAnotherType() {
+        #expect(
+            throws: TokenEndpointError.malformed(
+                endpoint: "device authorization endpoint", reason: "device_code, user_code or verification_uri is missing")
+        ) {
+            try Self.parse(#"{"device_code":7,"user_code":"u","verification_uri":"https://idp.example.com/device"}"#)
+        }
+    }
+
+    @Test("an error member from the device endpoint is an OAuth error, on HTTP 200 too")
+    func deviceEndpointError() {
+        #expect(
+            throws: TokenEndpointError.oauth(endpoint: "device authorization endpoint", OAuthErrorResponse(error: "unauthorized_client"))
+        ) {
+            try Self.parse(#"{"error":"unauthorized_client"}"#)
+        }
+    }
+
     @Test("a verification URI over plain http to a remote host is refused")
     func insecureVerificationURI() {
         #expect(throws: TokenEndpointError.self) {

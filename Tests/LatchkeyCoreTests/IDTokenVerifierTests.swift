@@ -261,12 +261,99 @@ struct IDTokenVerifierTests {
         #expect(refusedClaim(try Self.rs256(Self.claims { $0["nonce"] = nil })) == "nonce")
     }
 
+    @Test("exp or iat given as a JSON boolean is refused as missing", arguments: ["exp", "iat"])
+    func booleanTimes(claim: String) throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0[claim] = true })) == claim)
+    }
+
+    @Test("exp or iat given as a string is refused as missing", arguments: ["exp", "iat"])
+    func stringTimes(claim: String) throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0[claim] = "1750000600" })) == claim)
+    }
+
+    @Test("required claims of another type count as missing", arguments: ["iss", "sub", "aud", "nonce"])
+    func requiredClaimOfAnotherType(claim: String) throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0[claim] = 42 })) == claim)
+    }
+
+    @Test("an aud array holding a non-string is refused")
+    func mixedAudience() throws {
+        #expect(refusedClaim(try Self.rs256(Self.claims { $0["aud"] = [Self.clientID, 7] as [Any] })) == "aud")
+    }
+
+    @Test("display claims of another type are ignored, not fatal")
+    func displayClaimsOfAnotherType() throws {
+        let claims = try verify(
+            try Self.rs256(
+                Self.claims {
+                    $0["email"] = ["alice@example.com"]; $0["name"] = 7; $0["preferred_username"] = true
+                }))
+        #expect(claims.subject == "248289761001")
+        #expect(claims.email == nil && claims.name == nil && claims.preferredUsername == nil)
+    }
+
+    @Test("a fractional exp is kept to the fraction")
+    func fractionalExpiry() throws {
+        let claims = try verify(try Self.rs256(Self.claims { $0["exp"] = Self.now.timeIntervalSince1970 + 600.5 }))
+        #expect(claims.expiresAt == Self.now.addingTimeInterval(600.5))
+    }
+
+    @Test("firebase.sign_in_second_factor is read from the verified claims; other tokens have none")
+    func firebaseSecondFactor() throws {
+        let firebase = try verify(
+            try Self.rs256(Self.claims { $0["firebase"] = ["sign_in_provider": "password", "sign_in_second_factor": "phone"] }))
+        #expect(firebase.firebaseSecondFactor == "phone")
+        #expect(try verify(try Self.rs256()).firebaseSecondFactor == nil)
+        let odd = try verify(try Self.rs256(Self.claims { $0["firebase"] = "phone" }))
+        #expect(odd.firebaseSecondFactor == nil)
+    }
+
+    @Test("a header with crit set to null is still refused")
+    func criticalHeaderNull() throws {
+        let token = try Self.token(header: ["alg": "RS256", "kid": "rsa-1", "crit": NSNull()], signer: .rsa)
+        #expect(throws: IDTokenError.malformed("the header has critical extensions Latchkey does not understand")) { try verify(token) }
+    }
+
+    @Test("an alg that is not a string is no alg")
+    func algorithmNotAString() throws {
+        let token = try Self.token(header: ["alg": 256, "kid": "rsa-1"], signer: .rsa)
+        #expect(throws: IDTokenError.malformed("the header has no alg")) { try verify(token) }
+    }
+
+    @Test("a payload that is not a JSON object is malformed, after the signature checks out")
+    func payloadNotAnObject() throws {
+        let header = Self.base64URLJSON(["alg": "ES256", "kid": "ec-1"])
+        let payload = Base64URL.encode(Array("[1,2]".utf8))
+        let input = Array((header + "." + payload).utf8)
+        let signature = Array(try Self.ecKey.signature(for: input).rawRepresentation)
+        let token = Secret(header + "." + payload + "." + Base64URL.encode(signature))
+        #expect(throws: IDTokenError.malformed("the claims are not a JSON object")) { try verify(token) }
+    }
+
     // MARK: - Key sets
 
     @Test("a JWKS without a keys array is unreadable")
     func unreadableKeySet() {
         #expect(throws: IDTokenError.self) { try JSONWebKeySet(json: Array("{\"kty\":\"RSA\"}".utf8)) }
         #expect(throws: IDTokenError.self) { try JSONWebKeySet(json: Array("<html>".utf8)) }
+    }
+
+    @Test("keys of unknown types, without kty or with parameters of odd types are skipped, not fatal")
+    func oddKeysSkipped() throws {
+        let document = #"""
+            {"keys":[{"kty":"oct","k":"c2VjcmV0"},{"kid":"no-type"},{"kty":"RSA","kid":"odd","n":5,"e":true},{"kty":"OKP","crv":"Ed25519","x":"AA"}]}
+            """#
+        let keys = try JSONWebKeySet(json: Array(document.utf8))
+        #expect(keys.keys.map(\.keyType) == ["oct", "RSA", "OKP"])
+        #expect(keys.keys[1].keyID == "odd")
+        #expect(!keys.keys[1].verify([], over: [], algorithm: .rs256))
+    }
+
+    @Test("a keys array holding something other than objects is unreadable")
+    func keysNotObjects() {
+        #expect(throws: IDTokenError.unreadableKeySet("not a JSON object with a \"keys\" array")) {
+            try JSONWebKeySet(json: Array(#"{"keys":[{"kty":"RSA"},"junk"]}"#.utf8))
+        }
     }
 
     @Test("keys marked for encryption are not used to verify signatures")

@@ -123,6 +123,65 @@ struct TokenResponseTests {
             Self.malformedReason(#"{"access_token":"a","token_type":"Bearer","expires_in":"# + value + "}")?.contains("expires_in") == true)
     }
 
+    @Test("expires_in written as a string is accepted", arguments: ["0", "1", "86400"])
+    func expiresInStringForms(text: String) throws {
+        let response = try Self.parse(#"{"access_token":"a","token_type":"Bearer","expires_in":"\#(text)"}"#)
+        #expect(response.expiresIn == Int(text))
+    }
+
+    @Test("expires_in written as a whole number with a fraction part of zero is accepted")
+    func expiresInWholeFloat() throws {
+        #expect(try Self.parse(#"{"access_token":"a","token_type":"Bearer","expires_in":3600.0}"#).expiresIn == 3600)
+    }
+
+    @Test(
+        "expires_in with a fraction, false, an object or a number of 10^9 or more is rejected, not truncated",
+        arguments: ["3600.5", "false", #"{"s":1}"#, "1000000000", "1e300"])
+    func expiresInNotWholeSeconds(value: String) {
+        #expect(
+            Self.malformedReason(#"{"access_token":"a","token_type":"Bearer","expires_in":"# + value + "}")
+                == "expires_in is not a non-negative number")
+    }
+
+    @Test("scope and id_token that are not strings are rejected", arguments: ["scope", "id_token"])
+    func optionalMemberWrongType(member: String) {
+        #expect(Self.malformedReason(#"{"access_token":"a","token_type":"Bearer","\#(member)":["x"]}"#) == "\(member) is not a string")
+    }
+
+    @Test("a token_type that is not a string is rejected", arguments: ["7", "true", "null", #""""#])
+    func tokenTypeWrongType(value: String) {
+        #expect(Self.malformedReason(#"{"access_token":"a","token_type":"# + value + "}") == "token_type is missing or not a string")
+    }
+
+    @Test("an error member wins over malformed token members, on HTTP 200 too")
+    func errorBeforeMembers() {
+        #expect(throws: TokenEndpointError.oauth(endpoint: Self.endpoint, OAuthErrorResponse(error: "slow_down"))) {
+            try Self.parse(#"{"error":"slow_down","access_token":42,"expires_in":true}"#)
+        }
+    }
+
+    @Test("an error_description or error_uri of another type is dropped, the error code kept")
+    func errorMembersOfOtherTypes() {
+        #expect(throws: TokenEndpointError.oauth(endpoint: Self.endpoint, OAuthErrorResponse(error: "invalid_grant"))) {
+            try Self.parse(#"{"error":"invalid_grant","error_description":{"text":"x"},"error_uri":5}"#, status: 400)
+        }
+    }
+
+    @Test("an error member that is not a string is no OAuth error")
+    func errorMemberNotAString() {
+        #expect(Self.malformedReason(#"{"error":400}"#, status: 400) == "HTTP 400 without an OAuth error")
+    }
+
+    @Test("a JSON body that is not an object says so", arguments: ["[1,2]", #""text""#, "42"])
+    func notAnObject(body: String) {
+        #expect(Self.malformedReason(body, status: 200) == "the body is not a JSON object (HTTP 200)")
+    }
+
+    @Test("a body that is not JSON at all says so", arguments: ["<html>", "", "{\"access_token\":"])
+    func notJSONAtAll(body: String) {
+        #expect(Self.malformedReason(body, status: 200) == "the body is not JSON (HTTP 200)")
+    }
+
     @Test("a refresh_token that is not a string is rejected")
     func refreshTokenWrongType() {
         #expect(Self.malformedReason(#"{"access_token":"a","token_type":"Bearer","refresh_token":7}"#)?.contains("refresh_token") == true)

@@ -93,6 +93,49 @@ struct FirebaseRESTShapeTests {
         #expect(String(decoding: request.body ?? [], as: UTF8.self) == "grant_type=refresh_token&refresh_token=old%20refresh")
     }
 
+    @Test("a TOTP finalize sends the enrollment ID with totpVerificationInfo and no phoneVerificationInfo")
+    func totpFinalizeBody() async throws {
+        let (backend, transport) = try backend(["mfaSignIn-finalize.json"])
+        let hint = SecondFactorHint(id: "totp-1", kind: .totp, displayName: nil, phoneNumber: nil)
+        _ = try await backend.finalizeSignIn(
+            session: VerificationSession(sessionInfo: nil, hint: hint), code: Secret("654321"), pending: PendingCredential(Secret("p")))
+        let body = transport.body(0)
+        #expect(Set(body.keys) == ["mfaPendingCredential", "mfaEnrollmentId", "totpVerificationInfo"])
+        #expect(body["mfaEnrollmentId"] as? String == "totp-1")
+        #expect(body["totpVerificationInfo"] as? [String: String] == ["verificationCode": "654321"])
+    }
+
+    @Test("mfaSignIn:start sends phoneSignInInfo even when the hint has no number")
+    func startWithoutNumber() async throws {
+        let (backend, transport) = try backend(["mfaSignIn-start.json"])
+        let hint = SecondFactorHint(id: "enrollment-1", kind: .phone, displayName: nil, phoneNumber: nil)
+        _ = try await backend.startSignIn(hint: hint, pending: PendingCredential(Secret("p")))
+        #expect(transport.body(0)["phoneSignInInfo"] as? [String: String] == [:])
+    }
+
+    @Test("signInWithIdp sends the manual credential as a form-encoded postBody")
+    func federatedBody() async throws {
+        let (backend, transport) = try backend(["signInWithPassword-tokens.json"])
+        _ = try await backend.signIn(.federated(providerID: "google.com", idToken: Secret("fake-google-id-token")))
+        let body = transport.body(0)
+        #expect(body["requestUri"] as? String == "http://localhost")
+        #expect(body["postBody"] as? String == "id_token=fake-google-id-token&providerId=google.com")
+        #expect(body["returnSecureToken"] as? Bool == true)
+        #expect(body["returnIdpCredential"] as? Bool == true)
+    }
+
+    @Test("mfaEnrollment:finalize sends displayName only when one was given", arguments: ["Desk phone", nil] as [String?])
+    func enrollmentFinalizeBody(displayName: String?) async throws {
+        let (backend, transport) = try backend(["mfaSignIn-finalize.json"])
+        _ = try await backend.finalizePhoneEnrollment(
+            sessionInfo: Secret("s"), code: Secret("123456"), displayName: displayName, idToken: Secret("id"))
+        let body = transport.body(0)
+        #expect(body["displayName"] as? String == displayName)
+        #expect(body.keys.contains("displayName") == (displayName != nil))
+        #expect(body["phoneVerificationInfo"] as? [String: String] == ["sessionInfo": "s", "code": "123456"])
+        #expect(body["idToken"] as? String == "id")
+    }
+
     @Test(
         "error envelopes are matched on the code before the first colon",
         arguments: [

@@ -127,14 +127,15 @@ public struct SignInEngine: Sendable {
             HTTPRequest(
                 method: .get, url: endpoint,
                 headers: [("Authorization", "Bearer \(accessToken.exposedValue)"), ("Accept", "application/json")]))
-        guard response.status == 200, let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+        guard response.status == 200, let userinfo = try? JSONDecoder().decode(UserinfoResponse.self, from: Data(response.body)) else {
             throw UserinfoError.unusable(provider: provider.name, reason: "HTTP \(response.status) or not a JSON object")
         }
-        guard let subject = JSONScalar.text(object[fields.id]), !subject.isEmpty else {
+        let account = userinfo.account(idField: fields.id, nameField: fields.name)
+        guard let subject = account.subject else {
             throw UserinfoError.unusable(provider: provider.name, reason: "no \"\(fields.id)\" member (account_id_field)")
         }
         let issuer = metadata.issuer ?? Self.origin(of: metadata.tokenEndpoint)
-        return Identity(issuer: issuer, subject: subject, displayName: JSONScalar.text(object[fields.name]))
+        return Identity(issuer: issuer, subject: subject, displayName: account.displayName)
     }
 
     static func origin(of url: URL) -> String {

@@ -17,24 +17,58 @@ public struct DeviceAuthorization: Sendable {
 
     public static func parse(_ response: HTTPResponse) throws(TokenEndpointError) -> DeviceAuthorization {
         let endpoint = "device authorization endpoint"
-        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+        guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(response.body)) else {
             throw .malformed(endpoint: endpoint, reason: "the body is not a JSON object (HTTP \(response.status))")
         }
-        if let error = OAuthErrorResponse(json: object) { throw .oauth(endpoint: endpoint, error) }
+        if let error = OAuthErrorResponse(body: response.body) { throw .oauth(endpoint: endpoint, error) }
         guard response.status == 200 else { throw .malformed(endpoint: endpoint, reason: "HTTP \(response.status)") }
-        guard let deviceCode = object["device_code"] as? String, let userCode = object["user_code"] as? String,
-            let verificationURI = (object["verification_uri"] ?? object["verification_url"]) as? String
+        guard let deviceCode = wire.deviceCode, let userCode = wire.userCode, let verificationURI = wire.verificationURI
         else { throw .malformed(endpoint: endpoint, reason: "device_code, user_code or verification_uri is missing") }
         guard case .success = EndpointURL.validate(verificationURI) else {
             throw .malformed(endpoint: endpoint, reason: "verification_uri is not an https URL")
         }
-        let complete = object["verification_uri_complete"] as? String
-        let expiresIn = JSONScalar.integer(object["expires_in"]) ?? 600
-        let interval = JSONScalar.integer(object["interval"]) ?? 5
+        let complete = wire.verificationURIComplete
+        let expiresIn = wire.expiresIn ?? 600
+        let interval = wire.interval ?? 5
         return DeviceAuthorization(
             deviceCode: Secret(deviceCode), userCode: userCode, verificationURI: verificationURI,
             verificationURIComplete: complete.flatMap { if case .success = EndpointURL.validate($0) { $0 } else { nil } },
             expiresIn: max(1, min(expiresIn, 3600)), interval: max(1, min(interval, 60)))
+    }
+}
+
+extension DeviceAuthorization {
+    /// The §3.2 members as they arrive, read forgivingly: a required member of another type counts
+    /// as missing, and an `expires_in` or `interval` that is not a whole number (a string, a
+    /// boolean, a fraction) falls back to its default.
+    struct Wire: Decodable {
+        var deviceCode: String?
+        var userCode: String?
+        /// `verification_uri`, or `verification_url` as Google's device endpoint names it.
+        var verificationURI: String?
+        var verificationURIComplete: String?
+        var expiresIn: Int?
+        var interval: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case deviceCode = "device_code"
+            case userCode = "user_code"
+            case verificationURI = "verification_uri"
+            case verificationURL = "verification_url"
+            case verificationURIComplete = "verification_uri_complete"
+            case expiresIn = "expires_in"
+            case interval
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            deviceCode = container.lenient(forKey: .deviceCode)
+            userCode = container.lenient(forKey: .userCode)
+            verificationURI = container.lenient(forKey: .verificationURI) ?? container.lenient(forKey: .verificationURL)
+            verificationURIComplete = container.lenient(forKey: .verificationURIComplete)
+            expiresIn = container.lenient(JSONValue.self, forKey: .expiresIn)?.wholeNumber
+            interval = container.lenient(JSONValue.self, forKey: .interval)?.wholeNumber
+        }
     }
 }
 

@@ -8,10 +8,15 @@ public struct JSONWebKeySet: Sendable {
 
     /// Parses the document; keys of unknown types are skipped, a document without `keys` is an error.
     public init(json: [UInt8]) throws(IDTokenError) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
-            let keys = object["keys"] as? [[String: Any]]
-        else { throw .unreadableKeySet("not a JSON object with a \"keys\" array") }
-        self.keys = keys.compactMap(JSONWebKey.init(member:))
+        guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(json)) else {
+            throw .unreadableKeySet("not a JSON object with a \"keys\" array")
+        }
+        keys = wire.keys.compactMap(JSONWebKey.init(wire:))
+    }
+
+    /// The document as it arrives: `keys` must be an array of objects.
+    struct Wire: Decodable {
+        var keys: [JSONWebKey.Wire]
     }
 }
 
@@ -32,17 +37,54 @@ public struct JSONWebKey: Sendable {
     var x: Data?
     var y: Data?
 
-    init?(member: [String: Any]) {
-        guard let keyType = member["kty"] as? String else { return nil }
+    /// The key, or `nil` when the member has no `kty` (an unusable key, skipped).
+    init?(wire: Wire) {
+        guard let keyType = wire.keyType else { return nil }
         self.keyType = keyType
-        keyID = member["kid"] as? String
-        use = member["use"] as? String
-        algorithm = member["alg"] as? String
-        rsaModulus = (member["n"] as? String).flatMap(Base64URL.decode)
-        rsaExponent = (member["e"] as? String).flatMap(Base64URL.decode)
-        curve = member["crv"] as? String
-        x = (member["x"] as? String).flatMap(Base64URL.decode)
-        y = (member["y"] as? String).flatMap(Base64URL.decode)
+        keyID = wire.keyID
+        use = wire.use
+        algorithm = wire.algorithm
+        rsaModulus = wire.n.flatMap(Base64URL.decode)
+        rsaExponent = wire.e.flatMap(Base64URL.decode)
+        curve = wire.crv
+        x = wire.x.flatMap(Base64URL.decode)
+        y = wire.y.flatMap(Base64URL.decode)
+    }
+
+    /// One member of `keys` as it arrives (RFC 7517 §4, RFC 7518 §6.2.1, §6.3.1). Read forgivingly:
+    /// a parameter of another type is dropped, so a key of a type Latchkey does not use never
+    /// spoils the set.
+    struct Wire: Decodable {
+        var keyType: String?
+        var keyID: String?
+        var use: String?
+        var algorithm: String?
+        var n: String?
+        var e: String?
+        var crv: String?
+        var x: String?
+        var y: String?
+
+        enum CodingKeys: String, CodingKey {
+            case keyType = "kty"
+            case keyID = "kid"
+            case use
+            case algorithm = "alg"
+            case n, e, crv, x, y
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            keyType = container.lenient(forKey: .keyType)
+            keyID = container.lenient(forKey: .keyID)
+            use = container.lenient(forKey: .use)
+            algorithm = container.lenient(forKey: .algorithm)
+            n = container.lenient(forKey: .n)
+            e = container.lenient(forKey: .e)
+            crv = container.lenient(forKey: .crv)
+            x = container.lenient(forKey: .x)
+            y = container.lenient(forKey: .y)
+        }
     }
 
     /// Whether this key may verify a signature made with `algorithm`.

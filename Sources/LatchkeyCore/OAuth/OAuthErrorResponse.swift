@@ -18,13 +18,8 @@ public struct OAuthErrorResponse: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads a §5.2 error body; `nil` when the body is not JSON with a string `error` member.
     init?(body: [UInt8]) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return nil }
-        self.init(json: object)
-    }
-
-    init?(json object: [String: Any]) {
-        guard let error = object["error"] as? String else { return nil }
-        self.init(error: error, errorDescription: object["error_description"] as? String, errorURI: object["error_uri"] as? String)
+        guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(body)), let error = wire.error else { return nil }
+        self.init(error: error, errorDescription: wire.errorDescription, errorURI: wire.errorURI)
     }
 
     public var description: String {
@@ -32,5 +27,28 @@ public struct OAuthErrorResponse: Sendable, Equatable, CustomStringConvertible {
         if let errorDescription { text += ": " + TerminalText.sanitized(errorDescription, maxLength: 500) }
         if let errorURI { text += " (see " + TerminalText.sanitized(errorURI, maxLength: 300) + ")" }
         return text
+    }
+}
+
+extension OAuthErrorResponse {
+    /// The §5.2 members as they arrive. Read forgivingly: a description or URI of another type is
+    /// dropped rather than hiding the error code.
+    struct Wire: Decodable {
+        var error: String?
+        var errorDescription: String?
+        var errorURI: String?
+
+        enum CodingKeys: String, CodingKey {
+            case error
+            case errorDescription = "error_description"
+            case errorURI = "error_uri"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            error = container.lenient(forKey: .error)
+            errorDescription = container.lenient(forKey: .errorDescription)
+            errorURI = container.lenient(forKey: .errorURI)
+        }
     }
 }

@@ -18,49 +18,106 @@ public struct TokenResponse: Sendable {
     /// Reads a token endpoint answer: §5.1 on 200, §5.2 otherwise, and an `error` member even on 200
     /// (GitHub answers errors with 200).
     public static func parse(_ response: HTTPResponse, endpoint: String) throws(TokenEndpointError) -> TokenResponse {
-        let object: [String: Any]
-        do {
-            guard let parsed = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
-                throw TokenEndpointError.malformed(endpoint: endpoint, reason: "the body is not a JSON object (HTTP \(response.status))")
-            }
-            object = parsed
-        } catch let error as TokenEndpointError {
-            throw error
-        } catch {
-            throw .malformed(endpoint: endpoint, reason: "the body is not JSON (HTTP \(response.status))")
+        let decoded = Result { try JSONDecoder().decode(Wire.self, from: Data(response.body)) }
+        if case .failure(let error) = decoded, Wire.member(error) == nil {
+            let what = Wire.isNotAnObject(error) ? "not a JSON object" : "not JSON"
+            throw .malformed(endpoint: endpoint, reason: "the body is \(what) (HTTP \(response.status))")
         }
-        if let error = OAuthErrorResponse(json: object) { throw .oauth(endpoint: endpoint, error) }
+        if let error = OAuthErrorResponse(body: response.body) { throw .oauth(endpoint: endpoint, error) }
         guard response.status == 200 else {
             throw .malformed(endpoint: endpoint, reason: "HTTP \(response.status) without an OAuth error")
         }
-        guard let accessToken = object["access_token"] as? String, !accessToken.isEmpty else {
-            throw .malformed(endpoint: endpoint, reason: "access_token is missing or not a string")
+        let wire: Wire
+        switch decoded {
+        case .success(let value): wire = value
+        case .failure(let error): throw .malformed(endpoint: endpoint, reason: Wire.reason(member: Wire.member(error) ?? ""))
         }
-        guard let tokenType = object["token_type"] as? String, !tokenType.isEmpty else {
-            throw .malformed(endpoint: endpoint, reason: "token_type is missing or not a string")
+        guard let accessToken = wire.accessToken, !accessToken.isEmpty else {
+            throw .malformed(endpoint: endpoint, reason: Wire.reason(member: Wire.CodingKeys.accessToken.rawValue))
         }
-        var expiresIn: Int?
-        switch object["expires_in"] {
-        case nil, is NSNull: expiresIn = nil
-        // Some providers send the number as a string; accept it only when it is plainly one.
-        case let text as String where Int(text).map({ $0 >= 0 }) == true: expiresIn = Int(text)
-        case let value:
-            guard let seconds = JSONScalar.integer(value), seconds >= 0, seconds < 1_000_000_000 else {
-                throw .malformed(endpoint: endpoint, reason: "expires_in is not a non-negative number")
-            }
-            expiresIn = seconds
+        guard let tokenType = wire.tokenType, !tokenType.isEmpty else {
+            throw .malformed(endpoint: endpoint, reason: Wire.reason(member: Wire.CodingKeys.tokenType.rawValue))
         }
-        func optionalString(_ key: String) throws(TokenEndpointError) -> String? {
-            switch object[key] {
-            case nil, is NSNull: return nil
-            case let text as String: return text.isEmpty ? nil : text
-            default: throw .malformed(endpoint: endpoint, reason: "\(key) is not a string")
-            }
-        }
+        func nonEmpty(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }
         return TokenResponse(
-            accessToken: Secret(accessToken), tokenType: tokenType, expiresIn: expiresIn,
-            refreshToken: try optionalString("refresh_token").map(Secret.init), scope: try optionalString("scope"),
-            idToken: try optionalString("id_token").map(Secret.init))
+            accessToken: Secret(accessToken), tokenType: tokenType, expiresIn: wire.expiresIn?.seconds,
+            refreshToken: nonEmpty(wire.refreshToken).map(Secret.init), scope: nonEmpty(wire.scope),
+            idToken: nonEmpty(wire.idToken).map(Secret.init))
+    }
+}
+
+extension TokenResponse {
+    /// The §5.1 members as they arrive; `parse` validates them. Every member is optional here
+    /// (`null` counts as absent) so that a missing one gets its own message.
+    struct Wire: Decodable {
+        /// `access_token`
+        var accessToken: String?
+        /// `token_type`
+        var tokenType: String?
+        /// `expires_in`
+        var expiresIn: ExpiresIn?
+        /// `refresh_token`
+        var refreshToken: String?
+        /// `scope`
+        var scope: String?
+        /// `id_token` (OIDC Core §3.1.3.3)
+        var idToken: String?
+
+        enum CodingKeys: String, CodingKey {
+            case accessToken = "access_token"
+            case tokenType = "token_type"
+            case expiresIn = "expires_in"
+            case refreshToken = "refresh_token"
+            case scope
+            case idToken = "id_token"
+        }
+
+        /// The member a decoding error is about; `nil` when the body as a whole was unreadable.
+        static func member(_ error: any Error) -> String? {
+            let context: DecodingError.Context
+            switch error as? DecodingError {
+            case .typeMismatch(_, let found), .valueNotFound(_, let found), .dataCorrupted(let found): context = found
+            case .keyNotFound(_, let found): context = found
+            default: return nil
+            }
+            return context.codingPath.first?.stringValue
+        }
+
+        /// Whether the body was JSON, but not an object (`[1,2]`, `"text"`).
+        static func isNotAnObject(_ error: any Error) -> Bool {
+            if case .typeMismatch = error as? DecodingError { return true }
+            return false
+        }
+
+        /// Why `member` was refused.
+        static func reason(member: String) -> String {
+            switch CodingKeys(rawValue: member) {
+            case .accessToken, .tokenType: return "\(member) is missing or not a string"
+            case .expiresIn: return "expires_in is not a non-negative number"
+            default: return "\(member) is not a string"
+            }
+        }
+    }
+
+    /// `expires_in` in seconds: a JSON number that is a whole number below 10^9, or (some
+    /// providers) a string holding a non-negative integer. A boolean or a fraction is refused.
+    struct ExpiresIn: Decodable {
+        var seconds: Int
+
+        init(from decoder: any Decoder) throws {
+            switch try JSONValue(from: decoder) {
+            case .string(let text):
+                guard let seconds = Int(text), seconds >= 0 else { throw Self.refused(decoder) }
+                self.seconds = seconds
+            case let value:
+                guard let seconds = value.wholeNumber, seconds >= 0, seconds < 1_000_000_000 else { throw Self.refused(decoder) }
+                self.seconds = seconds
+            }
+        }
+
+        private static func refused(_ decoder: any Decoder) -> DecodingError {
+            .dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "not a non-negative number"))
+        }
     }
 }
 

@@ -75,7 +75,7 @@ extension AccountService {
             }
             account = ReportedAccount(
                 issuer: claims.issuer, subject: claims.subject, displayName: claims.email ?? claims.name,
-                secondFactor: FirebaseClaims.secondFactor(in: tokens.idToken))
+                secondFactor: claims.firebaseSecondFactor)
             expiresAt = claims.expiresAt
         case .exec:
             guard
@@ -100,18 +100,5 @@ extension AccountService {
             provider: provider.name, issuer: account.issuer, subject: account.subject, displayName: nil, accessToken: tokens.idToken,
             tokenType: "Bearer", refreshToken: nil, idToken: nil, expiresAt: nil, scopes: [], createdAt: time, updatedAt: time)
         return record.applying(update, at: time)
-    }
-}
-
-/// Firebase-specific claims of an ID token whose signature was already verified.
-enum FirebaseClaims {
-    /// `firebase.sign_in_second_factor` (`phone`, `totp`), recorded on the account.
-    static func secondFactor(in idToken: Secret) -> String? {
-        let parts = idToken.exposedValue.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
-            let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any],
-            let firebase = claims["firebase"] as? [String: Any]
-        else { return nil }
-        return firebase["sign_in_second_factor"] as? String
     }
 }

@@ -23,23 +23,23 @@ public struct ExecBackend: SecondFactorBackend {
     // MARK: - Requests
 
     public func signIn(_ firstFactor: FirstFactor) async throws(SecondFactorError) -> FirstFactorOutcome {
-        var request: [String: Any] = ["type": "first_factor"]
+        var request = PluginRequest("first_factor", provider: provider)
         switch firstFactor {
         case .password(let email, let password):
-            request["method"] = "password"
-            request["email"] = email
-            request["password"] = password.exposedValue
+            request.method = "password"
+            request.email = email
+            request.password = password.exposedValue
         case .federated(let providerID, let idToken):
-            request["method"] = "federated"
-            request["provider_id"] = providerID
-            request["id_token"] = idToken.exposedValue
+            request.method = "federated"
+            request.providerID = providerID
+            request.idToken = idToken.exposedValue
         }
         let answer = try await exchange(request)
-        switch answer["type"] as? String {
+        switch answer.type {
         case "tokens":
             return .signedIn(try tokens(answer))
         case "hints":
-            guard let pending = answer["pending"] as? String, let list = answer["hints"] as? [[String: Any]] else {
+            guard let pending = answer.pending, let list = answer.hints else {
                 throw protocolError("a hints answer needs \"pending\" and a \"hints\" array")
             }
             let hints = try list.map(hint)
@@ -50,27 +50,31 @@ public struct ExecBackend: SecondFactorBackend {
     }
 
     public func startSignIn(hint: SecondFactorHint, pending: PendingCredential) async throws(SecondFactorError) -> VerificationSession {
-        let answer = try await exchange([
-            "type": "start", "pending": pending.value.exposedValue, "hint": ["id": hint.id, "kind": hint.kind.rawValue],
-        ])
-        guard answer["type"] as? String == "session" else { throw protocolError("expected an answer of type session") }
-        return VerificationSession(sessionInfo: (answer["session"] as? String).map(Secret.init), hint: hint)
+        var request = PluginRequest("start", provider: provider)
+        request.pending = pending.value.exposedValue
+        request.hint = PluginRequest.Hint(hint)
+        let answer = try await exchange(request)
+        guard answer.type == "session" else { throw protocolError("expected an answer of type session") }
+        return VerificationSession(sessionInfo: answer.session.map(Secret.init), hint: hint)
     }
 
     public func finalizeSignIn(session: VerificationSession, code: Secret, pending: PendingCredential) async throws(SecondFactorError)
         -> SignInTokens
     {
-        var request: [String: Any] = [
-            "type": "finalize", "pending": pending.value.exposedValue, "hint": ["id": session.hint.id, "kind": session.hint.kind.rawValue],
-            "code": code.exposedValue,
-        ]
-        if let sessionInfo = session.sessionInfo { request["session"] = sessionInfo.exposedValue }
+        var request = PluginRequest("finalize", provider: provider)
+        request.pending = pending.value.exposedValue
+        request.hint = PluginRequest.Hint(session.hint)
+        request.code = code.exposedValue
+        request.session = session.sessionInfo?.exposedValue
         return try tokens(try await exchange(request))
     }
 
     public func startPhoneEnrollment(phoneNumber: String, idToken: Secret) async throws(SecondFactorError) -> Secret {
-        let answer = try await exchange(["type": "enroll_start", "id_token": idToken.exposedValue, "phone_number": phoneNumber])
-        guard answer["type"] as? String == "session", let session = answer["session"] as? String else {
+        var request = PluginRequest("enroll_start", provider: provider)
+        request.idToken = idToken.exposedValue
+        request.phoneNumber = phoneNumber
+        let answer = try await exchange(request)
+        guard answer.type == "session", let session = answer.session else {
             throw protocolError("expected an answer of type session with a \"session\" string")
         }
         return Secret(session)
@@ -79,45 +83,44 @@ public struct ExecBackend: SecondFactorBackend {
     public func finalizePhoneEnrollment(sessionInfo: Secret, code: Secret, displayName: String?, idToken: Secret)
         async throws(SecondFactorError) -> SignInTokens
     {
-        var request: [String: Any] = [
-            "type": "enroll_finalize", "id_token": idToken.exposedValue, "session": sessionInfo.exposedValue, "code": code.exposedValue,
-        ]
-        if let displayName { request["display_name"] = displayName }
+        var request = PluginRequest("enroll_finalize", provider: provider)
+        request.idToken = idToken.exposedValue
+        request.session = sessionInfo.exposedValue
+        request.code = code.exposedValue
+        request.displayName = displayName
         return try tokens(try await exchange(request))
     }
 
     public func refresh(_ refreshToken: Secret) async throws(SecondFactorError) -> SignInTokens {
-        try tokens(try await exchange(["type": "refresh", "refresh_token": refreshToken.exposedValue]))
+        var request = PluginRequest("refresh", provider: provider)
+        request.refreshToken = refreshToken.exposedValue
+        return try tokens(try await exchange(request))
     }
 
     // MARK: - Answers
 
-    private func tokens(_ answer: [String: Any]) throws(SecondFactorError) -> SignInTokens {
-        guard answer["type"] as? String == "tokens", let idToken = answer["id_token"] as? String, !idToken.isEmpty else {
+    private func tokens(_ answer: PluginAnswer) throws(SecondFactorError) -> SignInTokens {
+        guard answer.type == "tokens", let idToken = answer.idToken, !idToken.isEmpty else {
             throw protocolError("expected an answer of type tokens with an \"id_token\" string")
         }
         var account: ReportedAccount?
-        if let object = answer["account"] as? [String: Any] {
-            guard let issuer = object["issuer"] as? String, let subject = object["subject"] as? String, !subject.isEmpty else {
+        if let reported = answer.account {
+            guard let issuer = reported.issuer, let subject = reported.subject, !subject.isEmpty else {
                 throw protocolError("\"account\" needs \"issuer\" and \"subject\" strings")
             }
             account = ReportedAccount(
-                issuer: issuer, subject: subject, displayName: object["display_name"] as? String,
-                secondFactor: answer["second_factor"] as? String)
+                issuer: issuer, subject: subject, displayName: reported.displayName, secondFactor: answer.secondFactor)
         }
-        let expiresIn = (answer["expires_in"] as? NSNumber).map(\.intValue)
         return SignInTokens(
-            idToken: Secret(idToken), refreshToken: (answer["refresh_token"] as? String).map(Secret.init), expiresIn: expiresIn,
+            idToken: Secret(idToken), refreshToken: answer.refreshToken.map(Secret.init), expiresIn: answer.expiresIn,
             reportedAccount: account)
     }
 
-    private func hint(_ object: [String: Any]) throws(SecondFactorError) -> SecondFactorHint {
-        guard let id = object["id"] as? String, let kindName = object["kind"] as? String,
-            let kind = SecondFactorHint.Kind(rawValue: kindName)
+    private func hint(_ answer: PluginAnswer.Hint) throws(SecondFactorError) -> SecondFactorHint {
+        guard let id = answer.id, let kindName = answer.kind, let kind = SecondFactorHint.Kind(rawValue: kindName)
         else { throw protocolError("every hint needs an \"id\" and a \"kind\" of phone or totp") }
         // A plugin may hand over a full number: SecondFactorHint masks it.
-        return SecondFactorHint(
-            id: id, kind: kind, displayName: object["display_name"] as? String, phoneNumber: object["phone_number"] as? String)
+        return SecondFactorHint(id: id, kind: kind, displayName: answer.displayName, phoneNumber: answer.phoneNumber)
     }
 
     /// The typed error for a plugin's `{"type": "error", "code": …}`.
@@ -143,19 +146,18 @@ public struct ExecBackend: SecondFactorBackend {
     // MARK: - Running the program
 
     /// One request, one answer; a plugin's error answer is thrown as its typed error.
-    private func exchange(_ request: [String: Any]) async throws(SecondFactorError) -> [String: Any] {
-        var message = request
-        message["version"] = Self.protocolVersion
-        message["provider"] = provider
-        guard let line = try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys]) else {
+    private func exchange(_ request: PluginRequest) async throws(SecondFactorError) -> PluginAnswer {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let line = try? encoder.encode(request) else {
             throw protocolError("the request could not be encoded")
         }
         let output = try await run(input: Array(line) + [UInt8(ascii: "\n")])
         guard let firstLine = output.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).first,
-            let answer = try? JSONSerialization.jsonObject(with: Data(firstLine)) as? [String: Any]
+            let answer = try? JSONDecoder().decode(PluginAnswer.self, from: Data(firstLine))
         else { throw protocolError("the answer is not one line holding a JSON object") }
-        if answer["type"] as? String == "error" {
-            throw Self.error(code: answer["code"] as? String ?? "unknown", message: answer["message"] as? String ?? "")
+        if answer.type == "error" {
+            throw Self.error(code: answer.code ?? "unknown", message: answer.message ?? "")
         }
         return answer
     }

@@ -22,16 +22,13 @@ public struct FirebaseBackend: SecondFactorBackend {
             // §1.1: returnSecureToken "should always be true".
             response = try await identityToolkit(
                 "v1/accounts:signInWithPassword",
-                ["email": email, "password": password.exposedValue, "returnSecureToken": true])
+                FirebaseWire.SignInWithPasswordRequest(email: email, password: password.exposedValue))
         case .federated(let providerID, let idToken):
             // §1.2: a manual credential; requestUri only has to be a valid URL.
             response = try await identityToolkit(
                 "v1/accounts:signInWithIdp",
-                [
-                    "requestUri": "http://localhost",
-                    "postBody": FormEncoding.encode([("id_token", idToken.exposedValue), ("providerId", providerID)]),
-                    "returnSecureToken": true, "returnIdpCredential": true,
-                ])
+                FirebaseWire.SignInWithIdpRequest(
+                    postBody: FormEncoding.encode([("id_token", idToken.exposedValue), ("providerId", providerID)])))
             if let message = response.errorMessage {
                 throw FirebaseErrorEnvelope(message: message).secondFactorError
             }
@@ -66,14 +63,11 @@ public struct FirebaseBackend: SecondFactorBackend {
         guard hint.kind == .phone else { return VerificationSession(sessionInfo: nil, hint: hint) }
         // §1.3: no app-verification fields; projects that enforce reCAPTCHA answer with an error
         // that `appVerificationRequired` shows as is.
-        var phoneSignInInfo: [String: Any] = [:]
-        if let masked = hint.phoneNumber { phoneSignInInfo["phoneNumber"] = masked }
         let response: FirebaseWire.StartSignInResponse = try await identityToolkit(
             "v2/accounts/mfaSignIn:start",
-            [
-                "mfaPendingCredential": pending.value.exposedValue, "mfaEnrollmentId": hint.id,
-                "phoneSignInInfo": phoneSignInInfo,
-            ])
+            FirebaseWire.StartMfaSignInRequest(
+                mfaPendingCredential: pending.value.exposedValue, mfaEnrollmentId: hint.id,
+                phoneSignInInfo: FirebaseWire.StartMfaPhoneRequestInfo(phoneNumber: hint.phoneNumber)))
         guard let info = response.phoneResponseInfo else {
             throw .malformedResponse(backend: "Firebase", reason: "mfaSignIn:start returned no phoneResponseInfo.sessionInfo")
         }
@@ -83,13 +77,13 @@ public struct FirebaseBackend: SecondFactorBackend {
     public func finalizeSignIn(session: VerificationSession, code: Secret, pending: PendingCredential) async throws(SecondFactorError)
         -> SignInTokens
     {
-        var body: [String: Any] = ["mfaPendingCredential": pending.value.exposedValue]
+        var body = FirebaseWire.FinalizeMfaSignInRequest(mfaPendingCredential: pending.value.exposedValue)
         if let sessionInfo = session.sessionInfo {
-            body["phoneVerificationInfo"] = ["sessionInfo": sessionInfo.exposedValue, "code": code.exposedValue]
+            body.phoneVerificationInfo = FirebaseWire.PhoneVerificationInfo(sessionInfo: sessionInfo.exposedValue, code: code.exposedValue)
         } else {
             // §1.4: TOTP sends the enrollment ID with totpVerificationInfo.
-            body["mfaEnrollmentId"] = session.hint.id
-            body["totpVerificationInfo"] = ["verificationCode": code.exposedValue]
+            body.mfaEnrollmentId = session.hint.id
+            body.totpVerificationInfo = FirebaseWire.TotpVerificationInfo(verificationCode: code.exposedValue)
         }
         let response: FirebaseWire.FinalizeResponse = try await identityToolkit("v2/accounts/mfaSignIn:finalize", body)
         return SignInTokens(idToken: Secret(response.idToken), refreshToken: response.refreshToken.map(Secret.init), expiresIn: nil)
@@ -100,7 +94,8 @@ public struct FirebaseBackend: SecondFactorBackend {
     public func startPhoneEnrollment(phoneNumber: String, idToken: Secret) async throws(SecondFactorError) -> Secret {
         let response: FirebaseWire.StartEnrollmentResponse = try await identityToolkit(
             "v2/accounts/mfaEnrollment:start",
-            ["idToken": idToken.exposedValue, "phoneEnrollmentInfo": ["phoneNumber": phoneNumber]])
+            FirebaseWire.StartMfaEnrollmentRequest(
+                idToken: idToken.exposedValue, phoneEnrollmentInfo: FirebaseWire.StartMfaPhoneRequestInfo(phoneNumber: phoneNumber)))
         guard let info = response.phoneSessionInfo else {
             throw .malformedResponse(backend: "Firebase", reason: "mfaEnrollment:start returned no phoneSessionInfo.sessionInfo")
         }
@@ -110,18 +105,18 @@ public struct FirebaseBackend: SecondFactorBackend {
     public func finalizePhoneEnrollment(sessionInfo: Secret, code: Secret, displayName: String?, idToken: Secret)
         async throws(SecondFactorError) -> SignInTokens
     {
-        var body: [String: Any] = [
-            "idToken": idToken.exposedValue,
-            "phoneVerificationInfo": ["sessionInfo": sessionInfo.exposedValue, "code": code.exposedValue],
-        ]
-        if let displayName { body["displayName"] = displayName }
+        let body = FirebaseWire.FinalizeMfaEnrollmentRequest(
+            idToken: idToken.exposedValue,
+            phoneVerificationInfo: FirebaseWire.PhoneVerificationInfo(sessionInfo: sessionInfo.exposedValue, code: code.exposedValue),
+            displayName: displayName)
         let response: FirebaseWire.FinalizeResponse = try await identityToolkit("v2/accounts/mfaEnrollment:finalize", body)
         return SignInTokens(idToken: Secret(response.idToken), refreshToken: response.refreshToken.map(Secret.init), expiresIn: nil)
     }
 
     /// The account's enrolled factors (`accounts:lookup`); full numbers are masked on the way in.
     public func enrolledFactors(idToken: Secret) async throws(SecondFactorError) -> [SecondFactorHint] {
-        let response: FirebaseWire.LookupResponse = try await identityToolkit("v1/accounts:lookup", ["idToken": idToken.exposedValue])
+        let response: FirebaseWire.LookupResponse = try await identityToolkit(
+            "v1/accounts:lookup", FirebaseWire.LookupRequest(idToken: idToken.exposedValue))
         guard let user = response.users?.first else { throw .sessionEnded(code: "USER_NOT_FOUND") }
         return (user.mfaInfo ?? []).compactMap(\.hint)
     }
@@ -140,11 +135,15 @@ public struct FirebaseBackend: SecondFactorBackend {
 
     // MARK: - Transport
 
-    private func identityToolkit<Response: Decodable>(_ path: String, _ body: [String: Any]) async throws(SecondFactorError) -> Response {
+    private func identityToolkit<Request: Encodable, Response: Decodable>(_ path: String, _ body: Request) async throws(SecondFactorError)
+        -> Response
+    {
         let url = withKey(FirebaseSettings.url(settings.identityToolkitURL, path))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
         let json: Data
         do {
-            json = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+            json = try encoder.encode(body)
         } catch {
             throw .malformedResponse(backend: "Firebase", reason: "the request for \(path) could not be encoded")
         }
