@@ -135,12 +135,30 @@ struct TokenResponseTests {
     }
 
     @Test(
-        "expires_in with a fraction, false, an object or a number of 10^9 or more is rejected, not truncated",
-        arguments: ["3600.5", "false", #"{"s":1}"#, "1000000000", "1e300"])
+        "expires_in with a fraction, false, an object or a negative number is rejected, not truncated",
+        arguments: ["3600.5", "false", #"{"s":1}"#, "-5", #""-5""#, #""12a""#, #""""#])
     func expiresInNotWholeSeconds(value: String) {
         #expect(
             Self.malformedReason(#"{"access_token":"a","token_type":"Bearer","expires_in":"# + value + "}")
                 == "expires_in is not a non-negative number")
+    }
+
+    @Test(
+        "an absurdly long expires_in, as a number or as a string, is clamped to ten years",
+        arguments: ["1000000000", "1e300", #""99999999999999999999999""#, "9.3e18"])
+    func expiresInClamped(value: String) throws {
+        let parsed = try Self.parse(#"{"access_token":"a","token_type":"Bearer","expires_in":"# + value + "}")
+        #expect(parsed.expiresIn == 10 * 365 * 86_400)
+    }
+
+    @Test(
+        "a token holding control characters or spaces is rejected before it can reach a terminal or a header",
+        arguments: ["access_token", "refresh_token", "id_token"])
+    func tokenWithControlCharacters(member: String) {
+        var members = ["access_token": "a", "token_type": "Bearer"]
+        members[member] = #"abc\u001b]52;c;ZXZpbA==\u0007"#
+        let body = "{" + members.map { "\"\($0.key)\":\"\($0.value)\"" }.joined(separator: ",") + "}"
+        #expect(Self.malformedReason(body) == "\(member) holds characters no token has (spaces or control characters)")
     }
 
     @Test("scope and id_token that are not strings are rejected", arguments: ["scope", "id_token"])

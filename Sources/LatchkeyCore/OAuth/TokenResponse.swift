@@ -39,6 +39,11 @@ public struct TokenResponse: Sendable {
             throw .malformed(endpoint: endpoint, reason: Wire.reason(member: Wire.CodingKeys.tokenType.rawValue))
         }
         func nonEmpty(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }
+        // Tokens go to stdout, into headers and into the kernel keyring: only visible ASCII.
+        for (member, value) in [("access_token", accessToken), ("refresh_token", wire.refreshToken), ("id_token", wire.idToken)] {
+            guard let value, !Self.isTokenText(value) else { continue }
+            throw .malformed(endpoint: endpoint, reason: "\(member) holds characters no token has (spaces or control characters)")
+        }
         return TokenResponse(
             accessToken: Secret(accessToken), tokenType: tokenType, expiresIn: wire.expiresIn?.seconds,
             refreshToken: nonEmpty(wire.refreshToken).map(Secret.init), scope: nonEmpty(wire.scope),
@@ -47,6 +52,12 @@ public struct TokenResponse: Sendable {
 }
 
 extension TokenResponse {
+    /// Visible ASCII only (RFC 6749 §A.12 and §A.17 allow %x20-7E; a space never appears in
+    /// practice and would split a header, so it is refused too).
+    static func isTokenText(_ text: String) -> Bool {
+        text.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
     /// The §5.1 members as they arrive; `parse` validates them. Every member is optional here
     /// (`null` counts as absent) so that a missing one gets its own message.
     struct Wire: Decodable {
@@ -99,19 +110,25 @@ extension TokenResponse {
         }
     }
 
-    /// `expires_in` in seconds: a JSON number that is a whole number below 10^9, or (some
-    /// providers) a string holding a non-negative integer. A boolean or a fraction is refused.
+    /// `expires_in` in seconds: a whole JSON number, or (some providers) a string of digits,
+    /// clamped to `longest`. A boolean, a fraction or a negative number is refused.
     struct ExpiresIn: Decodable {
         var seconds: Int
+
+        /// Ten years: a server promising more is mistaken, and an unbounded lifetime would only
+        /// break date arithmetic later.
+        static let longest = 10 * 365 * 86_400
 
         init(from decoder: any Decoder) throws {
             switch try JSONValue(from: decoder) {
             case .string(let text):
-                guard let seconds = Int(text), seconds >= 0 else { throw Self.refused(decoder) }
-                self.seconds = seconds
-            case let value:
-                guard let seconds = value.wholeNumber, seconds >= 0, seconds < 1_000_000_000 else { throw Self.refused(decoder) }
-                self.seconds = seconds
+                guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw Self.refused(decoder) }
+                seconds = min(Int(text) ?? Self.longest, Self.longest)
+            case .number(let number):
+                guard number >= 0, number.rounded() == number else { throw Self.refused(decoder) }
+                seconds = number >= Double(Self.longest) ? Self.longest : Int(number)
+            default:
+                throw Self.refused(decoder)
             }
         }
 
