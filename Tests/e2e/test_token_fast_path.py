@@ -6,7 +6,9 @@ full command calls ambiguous, and no input makes it trap.
 The accounts are written straight into the vault by `latchkey-vault-stress seed`, so names and
 subjects can collide on purpose; `latchkey-cli` (the full command, no fast path) is the oracle.
 """
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +83,33 @@ def test_status_and_token_survive_any_stored_expiry(lk, expiry):
     assert isinstance(account["expires_in"], int)
     assert lk.run("status").code == EX_OK
     assert lk.run("token", "p").code >= 0
+
+
+ROOT_MAXKEYS = Path("/proc/sys/kernel/keys/root_maxkeys")
+
+
+def root_keys_in_use() -> int:
+    """This (root) user's key count from /proc/key-users (qnkeys)."""
+    for line in Path("/proc/key-users").read_text().splitlines():
+        uid, rest = line.split(":", 1)
+        if uid.strip() == "0":
+            return int(rest.split()[2].split("/")[0])
+    raise AssertionError("no key-users line for root")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access(ROOT_MAXKEYS, os.W_OK),
+                    reason="needs root to lower the kernel's key quota for a moment")
+def test_logout_with_the_key_quota_full_leaves_no_usable_token_copy(lk):
+    lk.add_provider("p")  # its issuer is unreachable: logout deletes the account all the same
+    seed(lk, "p", "x:alice")
+    assert lk.token("p") == "fake-access-x"  # the copies exist now
+    original = ROOT_MAXKEYS.read_text()
+    try:
+        # No new key can be created: the copies cannot be replaced, only invalidated.
+        ROOT_MAXKEYS.write_text(str(root_keys_in_use()))
+        result = lk.run("logout", "p")
+        assert result.code == EX_OK, result
+        after = lk.run("token", "p")
+    finally:
+        ROOT_MAXKEYS.write_text(original)
+    assert after.code != EX_OK and after.stdout == "", f"a signed-out account's token was still answered\n{after}"
