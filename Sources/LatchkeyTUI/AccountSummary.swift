@@ -23,10 +23,12 @@ public struct AccountSummary: Sendable, Equatable {
     public var hasRefreshToken: Bool
     public var secondFactor: String?
     public var lastError: String?
+    /// The account a bare provider name selects (`latchkey default`, `D` on the screen).
+    public var isDefault: Bool
 
     public init(
         id: ID, displayName: String?, expiresAt: Date?, scopes: [String], hasRefreshToken: Bool, secondFactor: String? = nil,
-        lastError: String? = nil
+        lastError: String? = nil, isDefault: Bool = false
     ) {
         self.id = id
         self.displayName = displayName
@@ -35,6 +37,7 @@ public struct AccountSummary: Sendable, Equatable {
         self.hasRefreshToken = hasRefreshToken
         self.secondFactor = secondFactor
         self.lastError = lastError
+        self.isDefault = isDefault
     }
 
     /// The record's identity and expiry; its tokens stay behind.
@@ -42,7 +45,7 @@ public struct AccountSummary: Sendable, Equatable {
         self.init(
             id: ID(provider: record.provider, issuer: record.issuer, subject: record.subject), displayName: record.displayName,
             expiresAt: record.expiresAt, scopes: record.scopes, hasRefreshToken: record.refreshToken != nil,
-            secondFactor: record.secondFactor, lastError: record.lastError)
+            secondFactor: record.secondFactor, lastError: record.lastError, isDefault: record.isDefault == true)
     }
 
     /// What a person calls the account: its display name (usually the email), else its subject.

@@ -185,6 +185,9 @@ public struct AppState: Sendable {
         case .failed(let reason):
             message = Message(text: reason, isError: true)
             return []
+        case .notice(let text):
+            message = Message(text: text, isError: false)
+            return []
         }
     }
 
@@ -443,6 +446,12 @@ public struct AppState: Sendable {
         case .character("x"):
             guard let account = selectedAccountOrOnlyOne else { return [.beep] }
             mode = .confirmSignOut(account.id)
+        case .character("D"):
+            guard let account = selectedAccount else {
+                message = Message(text: "D makes the selected account its provider's default; select an account first.", isError: true)
+                return [.beep]
+            }
+            return [.makeDefault(account.selector)]
         case .character("c"):
             guard let account = selectedAccountOrOnlyOne else { return [.beep] }
             message = Message(text: "Copying the access token of \(account.label)…", isError: false)

@@ -83,6 +83,18 @@ final class EffectRunner {
                     inbox.post(.failed("Copy failed: \(Self.describe(error))"))
                 }
             }
+        case .makeDefault(let selector):
+            spawn { [service] inbox in
+                do {
+                    let record = try await service.makeDefault(selector)
+                    inbox.post(
+                        .accountsLoaded(
+                            try await service.keystore.records().map(AccountSummary.init), backend: service.keystore.backendName))
+                    inbox.post(.notice("\(record.provider) now means \(record.label)."))
+                } catch {
+                    inbox.post(.failed("Could not make it the default: \(Self.describe(error))"))
+                }
+            }
         case .writeClipboard(let token):
             driver.writeControlSequence(Painter.clipboard(token.exposedValue))
         case .beep:

@@ -26,6 +26,8 @@ public enum Event: Sendable {
     /// The access token to copy, fetched (and refreshed if needed) off the terminal's thread.
     case tokenReady(AccountSummary.ID, Secret)
     case failed(String)
+    /// Something done, said on the message line.
+    case notice(String)
 }
 
 /// How a sign-in started from the screen is going, as reported through `SignInInteraction`.
@@ -123,6 +125,8 @@ public enum Effect: Sendable, Equatable {
     case refresh(AccountSelector)
     case signOut(AccountSelector)
     case copyToken(AccountSelector)
+    /// Make the account the one its bare provider name selects.
+    case makeDefault(AccountSelector)
     /// Put `text` on the clipboard with OSC 52. Carries a token: never drawn, never logged.
     case writeClipboard(Secret)
     case beep

@@ -203,7 +203,7 @@ public enum Renderer {
                 }
             case .account(let id):
                 let account = state.account(id)
-                name = "   " + safe(account?.label ?? id.subject)
+                name = "   " + safe(account?.label ?? id.subject) + (account?.isDefault == true ? " (default)" : "")
                 if let account {
                     let accountStatus = state.status(of: account)
                     status = accountStatus.label
@@ -295,6 +295,7 @@ public enum Renderer {
             ("r", "refresh the token now"),
             ("x", "sign out (asks first; revokes at the provider)"),
             ("c", "copy the access token to the clipboard (OSC 52)"),
+            ("D", "make the account the default of its provider"),
             ("e", "enroll a phone as second factor (firebase accounts)"),
             ("/", "filter by name; Esc clears"),
             ("?", "this help"),

@@ -13,7 +13,8 @@ struct Latchkey: AsyncParsableCommand {
             "Exit status: 0 success, 64 usage, 65 provider file errors, 66 no such provider or account, 69 unreachable or timed out, 76 response rejected, 77 vault locked or unreadable. See latchkey(1).",
         version: LatchkeyVersion.current,
         subcommands: [
-            ProvidersCommand.self, LoginCommand.self, StatusCommand.self, TokenCommand.self, RefreshCommand.self, LogoutCommand.self,
+            ProvidersCommand.self, LoginCommand.self, StatusCommand.self, TokenCommand.self, RefreshCommand.self, DefaultCommand.self,
+            LogoutCommand.self,
             UnlockCommand.self,
             LockCommand.self, ScreenCommand.self,
         ],

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import LatchkeyCore
@@ -71,5 +72,46 @@ struct AccountSelectorTests {
         #expect(throws: AccountSelectionError.self) {
             try AccountSelector(parsing: "github:alice@example.com").select(from: [Self.alice, Self.octocat])
         }
+    }
+}
+
+@Suite("Default accounts (latchkey default)")
+struct DefaultAccountTests {
+    static func record(_ subject: String, name: String?, isDefault: Bool? = nil) -> AccountRecord {
+        var record = AccountRecord(
+            provider: "p", issuer: "https://idp.example.com", subject: subject, displayName: name, accessToken: Secret("t-\(subject)"),
+            tokenType: "Bearer", refreshToken: nil, idToken: nil, expiresAt: nil, scopes: [], createdAt: Date(), updatedAt: Date())
+        record.isDefault = isDefault
+        return record
+    }
+
+    @Test("a bare provider name selects the default account when there are several")
+    func bareNameSelectsDefault() throws {
+        let records = [Self.record("x", name: "alice"), Self.record("y", name: "bob", isDefault: true)]
+        #expect(try AccountSelector(parsing: "p").select(from: records).subject == "y")
+        #expect(try AccountSelector(parsing: "p:alice").select(from: records).subject == "x")
+    }
+
+    @Test("without a default, several accounts stay ambiguous and the message says how to choose one")
+    func noDefaultIsAmbiguous() {
+        let records = [Self.record("x", name: "alice"), Self.record("y", name: "bob")]
+        #expect(throws: AccountSelectionError.ambiguous(AccountSelector(parsing: "p"), candidates: ["alice", "bob"])) {
+            try AccountSelector(parsing: "p").select(from: records)
+        }
+        #expect(AccountSelectionError.ambiguous(AccountSelector(parsing: "p"), candidates: []).description.contains("latchkey default"))
+    }
+
+    @Test("a name that matches two accounts stays ambiguous even when one is the default")
+    func explicitAmbiguityIgnoresDefault() {
+        let records = [Self.record("x", name: "alice", isDefault: true), Self.record("y", name: "x")]
+        #expect(throws: AccountSelectionError.self) { try AccountSelector(parsing: "p:x").select(from: records) }
+    }
+
+    @Test("the fast path's selectors follow the default: the bare provider name points at it")
+    func tokenCopiesFollowTheDefault() {
+        let records = [Self.record("x", name: "alice"), Self.record("y", name: "bob", isDefault: true)]
+        let selectors = TokenCopies.selectors(for: records)
+        #expect(selectors["p"] == 1)
+        #expect(selectors["p:alice"] == 0)
     }
 }

@@ -197,6 +197,23 @@ struct SignInFlowTests {
         #expect(attempts.count == 2 && attempts[0].header("Authorization") == nil)
     }
 
+    @Test("a re-sign-in of one account sends login_hint and refuses another account coming back, storing nothing")
+    func reSignInOfOneAccount() async throws {
+        let alice = try await signIn()
+        server.signInAs("mallory")
+        let selector = AccountSelector(provider: "corp", account: alice.label)
+        await #expect(throws: SignInError.differentAccount(expected: alice.label, got: "mallory@example.com")) {
+            try await service.signIn(provider: server.provider, account: selector, interaction: ScriptedPerson { _, _ in .cancel })
+        }
+        let query = URLComponents(url: try #require(server.browser.urls.last), resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(query.first { $0.name == "login_hint" }?.value == alice.label)
+        #expect(try await keystore.records() == [alice])
+        server.signInAs("alice")
+        let (again, outcome) = try await service.signIn(
+            provider: server.provider, account: selector, interaction: ScriptedPerson { _, _ in .cancel })
+        #expect(outcome == .updated && again.subject == "alice")
+    }
+
     @Test("signing in again as the same person updates the account instead of adding one")
     func signInAgain() async throws {
         let first = try await signIn()

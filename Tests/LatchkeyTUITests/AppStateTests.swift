@@ -184,3 +184,16 @@ struct AppStateTests {
         #expect(prompt.typedCount == 0)
     }
 }
+
+@Suite("Default account from the screen")
+struct DefaultAccountKeyTests {
+    @Test("D on an account row asks to make it its provider's default; on a provider row it beeps and says why")
+    func makeDefault() {
+        var state = Fixtures.state(accounts: [Fixtures.account("a", "alice@example.test"), Fixtures.account("a", "bob@example.test")])
+        #expect(state.handle(.key(.character("D"))) == [.beep])
+        #expect(state.message?.isError == true)
+        _ = state.handle(.key(.down))
+        _ = state.handle(.key(.down))
+        #expect(state.handle(.key(.character("D"))) == [.makeDefault(AccountSelector(provider: "a", account: "sub-bob@example.test"))])
+    }
+}

@@ -6,7 +6,7 @@ import pytest
 from jwcrypto import jwk, jwt
 
 from conftest import (
-    ALICE, BOB, CLIENT_ID, EX_NO_ACCOUNT, EX_OK, Latchkey, accounts_of, assert_userinfo, jwt_parts,
+    ALICE, BOB, CLIENT_ID, EX_NO_ACCOUNT, EX_OK, EX_REJECTED, Latchkey, accounts_of, assert_userinfo, jwt_parts,
 )
 
 
@@ -135,3 +135,16 @@ def test_device_flow_signs_in_without_a_redirect(lk, idp_a):
     (account,) = lk.status()
     assert account["provider"] == "dev" and account["account"] == ALICE, account
     assert_userinfo(idp_a, lk.token("dev"), ALICE)
+
+
+def test_signing_in_again_as_one_account_refuses_another_and_stores_nothing(lk, idp_a):
+    lk.add_provider("a", idp_a)
+    assert lk.login("a").code == EX_OK
+    before = lk.vault.read_bytes()
+    result = lk.login(f"a:{ALICE}", user="bob")
+    assert result.code == EX_REJECTED, result
+    assert "not alice@example.test" in result.stderr and "nothing was stored" in result.stderr, result
+    assert lk.vault.read_bytes() == before
+    assert [a["account"] for a in lk.status()] == [ALICE]
+    again = lk.login(f"a:{ALICE}")
+    assert again.code == EX_OK and "Signed in again" in again.stderr, again

@@ -113,3 +113,18 @@ def test_logout_with_the_key_quota_full_leaves_no_usable_token_copy(lk):
     finally:
         ROOT_MAXKEYS.write_text(original)
     assert after.code != EX_OK and after.stdout == "", f"a signed-out account's token was still answered\n{after}"
+
+
+def test_a_default_account_is_what_the_bare_provider_name_selects_on_both_paths(lk):
+    seed(lk, "p", "x:alice", "y:bob")
+    assert lk.run("token", "p").code != EX_OK, "two accounts and no default: ambiguous"
+    out = lk.ok("default", "p:bob")
+    assert "p now means p:bob" in out.stderr, out
+    lk.ok("status")
+    break_config(lk)  # only the fast path can answer now
+    assert lk.token("p") == "fake-access-y"
+    (lk.config / "latchkey" / "config.toml").unlink()
+    full = full_command(lk, "token", "p")
+    assert (full.returncode, full.stdout.decode()) == (EX_OK, "fake-access-y\n")
+    accounts = {a["account"]: a["default"] for a in lk.status()}
+    assert accounts == {"alice": False, "bob": True}, accounts

@@ -23,13 +23,16 @@ public struct AccountSelector: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { account.map { "\(provider):\($0)" } ?? provider }
 
-    /// The one record this selector names.
+    /// The one record this selector names: a bare `PROVIDER` names its only account, or its
+    /// default one (`latchkey default`) when it has several.
     public func select(from records: [AccountRecord]) throws(AccountSelectionError) -> AccountRecord {
         let atProvider = records.filter { $0.provider == provider }
         let matching = account.map { name in atProvider.filter { $0.matches(selector: name) } } ?? atProvider
         guard !matching.isEmpty else { throw .notSignedIn(self, available: atProvider.map(\.label)) }
-        guard matching.count == 1 else { throw .ambiguous(self, candidates: matching.map(\.label)) }
-        return matching[0]
+        if matching.count == 1 { return matching[0] }
+        let defaults = matching.filter { $0.isDefault == true }
+        guard account == nil, defaults.count == 1 else { throw .ambiguous(self, candidates: matching.map(\.label)) }
+        return defaults[0]
     }
 }
 
@@ -49,7 +52,8 @@ public enum AccountSelectionError: LatchkeyError, Equatable {
             return "no account \(TerminalText.sanitized(selector.description, maxLength: 120)); signed in: "
                 + available.map { TerminalText.sanitized($0, maxLength: 80) }.joined(separator: ", ")
         case .ambiguous(let selector, let candidates):
-            return "\(TerminalText.sanitized(selector.provider, maxLength: 80)) has several accounts; name one as PROVIDER:ACCOUNT ("
+            return
+                "\(TerminalText.sanitized(selector.provider, maxLength: 80)) has several accounts; name one as PROVIDER:ACCOUNT, or make one the default with `latchkey default PROVIDER:ACCOUNT` ("
                 + candidates.map { TerminalText.sanitized($0, maxLength: 80) }.joined(separator: ", ") + ")"
         }
     }

@@ -30,11 +30,15 @@ public struct AccountService: Sendable {
     }
 
     /// Runs a whole sign-in of any kind (`SignInFlow`) and stores the account only when every
-    /// check passed. `mode` overrides the redirect mode of the provider (or of its first factor).
+    /// check passed. `mode` overrides the redirect mode of the provider (or of its first factor);
+    /// `account` makes it a re-sign-in of that account, refused if another one comes back.
     public func signIn(
-        provider: Provider, mode: OAuthClient.RedirectMode? = nil, interaction: any SignInInteraction, timeout: Duration = .seconds(300)
+        provider: Provider, mode: OAuthClient.RedirectMode? = nil, account: AccountSelector? = nil, interaction: any SignInInteraction,
+        timeout: Duration = .seconds(300)
     ) async throws -> (AccountRecord, SignInOutcome) {
-        let flow = SignInFlow(route: try SignInFlow.route(for: provider, mode: mode, catalog: catalog))
+        var expected: SignInFlow.ExpectedAccount?
+        if let account { expected = SignInFlow.ExpectedAccount(try account.select(from: try await keystore.records())) }
+        let flow = SignInFlow(route: try SignInFlow.route(for: provider, mode: mode, catalog: catalog), expected: expected)
         return try await SignInRunner(service: self, interaction: interaction, timeout: timeout).run(flow)
     }
 
@@ -113,6 +117,19 @@ public struct AccountService: Sendable {
         return token
     }
 
+    /// Makes `selector`'s account the one a bare provider name selects.
+    public func makeDefault(_ selector: AccountSelector) async throws -> AccountRecord {
+        try await keystore.update { records in
+            let chosen = try selector.select(from: records)
+            for index in records.indices where records[index].provider == chosen.provider {
+                records[index].isDefault = records[index].isSameAccount(as: chosen) ? true : nil
+            }
+            var updated = chosen
+            updated.isDefault = true
+            return updated
+        }
+    }
+
     // MARK: - Sign-out
 
     /// Revokes at the provider (when it can), then deletes the account.
@@ -148,12 +165,15 @@ public enum SignInError: LatchkeyError, Equatable {
     case pasteTimedOut(provider: String, seconds: Int)
     case cancelled
     case noIDToken(account: String)
+    /// A re-sign-in of one account came back as another.
+    case differentAccount(expected: String, got: String)
     /// `first_factor = "provider:NAME"` names a provider that issues no ID token.
     case notOpenID(provider: String, firebase: String)
 
     public var category: FailureCategory {
         switch self {
         case .missingClientID, .notOpenID: return .configuration
+        case .differentAccount: return .rejected
         case .timedOut, .pasteTimedOut, .cancelled: return .unavailable
         case .noIDToken: return .notFound
         }
@@ -170,6 +190,9 @@ public enum SignInError: LatchkeyError, Equatable {
             return "no redirect URL was pasted for \(provider) within \(seconds) s; the sign-in was abandoned (--timeout sets the wait)"
         case .cancelled:
             return "the sign-in was cancelled"
+        case .differentAccount(let expected, let got):
+            return
+                "the provider signed in \(TerminalText.sanitized(got, maxLength: 100)), not \(TerminalText.sanitized(expected, maxLength: 100)) as asked; nothing was stored (sign out of the provider in the browser, or run `latchkey login` without an account to add this one)"
         case .notOpenID(let provider, let firebase):
             return
                 "\(firebase)'s first_factor names \(provider), which is not a kind = \"oidc\" provider: only an ID token can be the first factor"

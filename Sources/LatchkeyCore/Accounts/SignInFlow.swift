@@ -108,10 +108,28 @@ public struct SignInFlow: Sendable {
         case over
     }
 
+    /// The account a re-sign-in is for (`latchkey login PROVIDER:ACCOUNT`): its name goes out as
+    /// `login_hint`, and an answer naming anyone else is refused before anything is stored.
+    public struct ExpectedAccount: Sendable, Equatable {
+        public var issuer: String
+        public var subject: String
+        public var hint: String
+
+        public init(_ record: AccountRecord) {
+            issuer = record.issuer
+            subject = record.subject
+            hint = record.displayName ?? record.subject
+        }
+    }
+
     public let route: Route
+    public let expected: ExpectedAccount?
     private(set) var state: State = .start
 
-    public init(route: Route) { self.route = route }
+    public init(route: Route, expected: ExpectedAccount? = nil) {
+        self.route = route
+        self.expected = expected
+    }
 
     /// The route for `provider`: its own redirect mode unless `mode` overrides it (for a
     /// federated firebase provider, `mode` applies to the first factor's sign-in).
@@ -178,7 +196,8 @@ public struct SignInFlow: Sendable {
                 // address bar for the person to copy.
                 let pending = PendingAuthorization(
                     provider: provider, metadata: metadata,
-                    redirectURI: provider.redirectURI(port: provider.loopbackPorts.first ?? Self.pastePort()))
+                    redirectURI: provider.redirectURI(port: provider.loopbackPorts.first ?? Self.pastePort()),
+                    loginHint: loginHint(for: provider))
                 state = .awaitingRedirect(pending)
                 return .askForPastedRedirect(pending)
             case .device:
@@ -186,7 +205,8 @@ public struct SignInFlow: Sendable {
                 return .startDeviceAuthorization(provider, metadata)
             }
         case (.binding(let provider, let metadata), .listenerBound(let port, let addresses)):
-            let pending = PendingAuthorization(provider: provider, metadata: metadata, redirectURI: provider.redirectURI(port: port))
+            let pending = PendingAuthorization(
+                provider: provider, metadata: metadata, redirectURI: provider.redirectURI(port: port), loginHint: loginHint(for: provider))
             state = .awaitingRedirect(pending)
             return .openBrowser(pending, listeningOn: addresses)
         case (.awaitingRedirect(let pending), .redirectReceived(let request)):
@@ -197,6 +217,7 @@ public struct SignInFlow: Sendable {
             state = .identifyingFirstFactor
             return .pollDeviceAuthorization(authorization, provider, metadata)
         case (.identifyingFirstFactor, .accountIdentified(let record)):
+            if case .oauth = route, let refused = refusedIdentity(record) { return fail(refused) }
             if case .federated = route {
                 state = .storing(record, isFirstFactor: true)
             } else {
@@ -229,6 +250,7 @@ public struct SignInFlow: Sendable {
             state = .secondFactor(resolver, firebase)
             return secondFactorAction(step, firebase)
         case (.identifyingAccount, .accountIdentified(let record)):
+            if let refused = refusedIdentity(record) { return fail(refused) }
             state = .storing(record, isFirstFactor: false)
             return .store(record)
         case (.storing(let record, isFirstFactor: false), .stored(let outcome)):
@@ -255,6 +277,19 @@ public struct SignInFlow: Sendable {
         case .oauth(_, let mode), .federated(_, let mode, _): return mode
         case .password: return .loopback
         }
+    }
+
+    /// The hint for `provider`'s authorization request: only the provider signed in to (not a
+    /// federated first factor, whose accounts are named differently).
+    private func loginHint(for provider: OAuthProvider) -> String? {
+        guard case .oauth = route else { return nil }
+        return expected?.hint
+    }
+
+    /// The error when a re-sign-in came back as another account than the one asked for.
+    private func refusedIdentity(_ record: AccountRecord) -> SignInError? {
+        guard let expected, record.issuer != expected.issuer || record.subject != expected.subject else { return nil }
+        return .differentAccount(expected: expected.hint, got: record.label)
     }
 
     private mutating func fetchMetadata(_ provider: OAuthProvider) -> Action {

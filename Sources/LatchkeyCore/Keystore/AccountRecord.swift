@@ -25,6 +25,9 @@ public struct AccountRecord: Codable, Sendable, Equatable {
     public var updatedAt: Date
     /// The last refresh failure, kept so the screen and `status` can show it.
     public var lastError: String?
+    /// `true` for the account a bare `PROVIDER` selects when the provider has several
+    /// (`latchkey default`); optional so vaults written before it decode unchanged.
+    public var isDefault: Bool?
 
     public init(
         provider: String, issuer: String, subject: String, displayName: String?, accessToken: Secret, tokenType: String,

@@ -13,8 +13,12 @@ public struct PendingAuthorization: Sendable {
     public let pkce: PKCE
     /// `nonce` (OIDC Core §3.1.2.1), only for `oidc` providers.
     public let nonce: Secret?
+    /// `login_hint` (OIDC Core §3.1.2.1): the account a re-sign-in is for, so the provider
+    /// preselects it.
+    public let loginHint: String?
 
-    public init(provider: OAuthProvider, metadata: ServerMetadata, redirectURI: String) {
+    public init(provider: OAuthProvider, metadata: ServerMetadata, redirectURI: String, loginHint: String? = nil) {
+        self.loginHint = loginHint
         self.provider = provider
         self.metadata = metadata
         self.redirectURI = redirectURI
@@ -37,7 +41,8 @@ public struct PendingAuthorization: Sendable {
             URLQueryItem(name: "code_challenge_method", value: PKCE.method),
         ]
         if let nonce { items.append(URLQueryItem(name: "nonce", value: nonce.exposedValue)) }
-        for key in provider.extraAuthorizationParameters.keys.sorted() {
+        if let loginHint { items.append(URLQueryItem(name: "login_hint", value: loginHint)) }
+        for key in provider.extraAuthorizationParameters.keys.sorted() where !(key == "login_hint" && loginHint != nil) {
             items.append(URLQueryItem(name: key, value: provider.extraAuthorizationParameters[key]))
         }
         components.percentEncodedQuery = FormEncoding.encode(items.map { ($0.name, $0.value ?? "") })

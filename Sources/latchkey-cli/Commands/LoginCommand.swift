@@ -6,7 +6,9 @@ struct LoginCommand: AsyncParsableCommand {
         commandName: "login",
         abstract: "Sign in to a provider through the system browser (or by pasting, or with a device code).")
 
-    @Argument(help: "The provider's name (its file name in providers.d without .toml).") var provider: String
+    @Argument(
+        help: "The provider's name (its file name in providers.d without .toml), or PROVIDER:ACCOUNT to sign in again as that account.")
+    var provider: String
     @Flag(help: "Paste the final redirect URL instead of listening on the loopback interface (for SSH sessions).") var paste = false
     @Flag(help: "Use the device authorization grant (RFC 8628): enter a code on any device.") var device = false
     @Option(help: "Seconds to wait for the browser.") var timeout: Int = 300
@@ -19,15 +21,13 @@ struct LoginCommand: AsyncParsableCommand {
     func validate() throws {
         if paste && device { throw ValidationError("--paste and --device cannot be combined") }
         if timeout <= 0 { throw ValidationError("--timeout must be positive") }
-        if provider.contains(":") {
-            throw ValidationError("give only the provider's name; login adds or updates the account you sign in as")
-        }
     }
 
     func run() async throws {
         try await Failure.reporting {
             let context = options.context()
-            let provider = try context.catalog.provider(named: provider)
+            let selector = AccountSelector(parsing: self.provider)
+            let provider = try context.catalog.provider(named: selector.provider)
             if enrollPhone != nil && provider.firebase == nil {
                 throw ValidationError("--enroll-phone is only for kind = \"firebase\" providers")
             }
@@ -36,8 +36,8 @@ struct LoginCommand: AsyncParsableCommand {
             }
             let interaction = CommandLineInteraction()
             var (record, outcome) = try await context.service.signIn(
-                provider: provider, mode: paste ? .paste : device ? .device : nil, interaction: interaction,
-                timeout: .seconds(timeout))
+                provider: provider, mode: paste ? .paste : device ? .device : nil, account: selector.account.map { _ in selector },
+                interaction: interaction, timeout: .seconds(timeout))
             let verb = outcome == .added ? "Signed in" : "Signed in again"
             let factor = record.secondFactor.map { " (second factor: \($0))" } ?? ""
             Output.info("\(verb) to \(TerminalText.sanitized(provider.displayName)) as \(TerminalText.sanitized(record.label))\(factor).")

@@ -42,9 +42,12 @@ struct StatusReport: Encodable {
         var refreshToken: Bool
         var secondFactor: String?
         var lastError: String?
+        /// The account a bare provider name selects (`latchkey default`).
+        var isDefault: Bool
 
         enum CodingKeys: String, CodingKey {
             case provider, account, subject, issuer, keystore
+            case isDefault = "default"
             case secondFactor = "second_factor"
             case expiresAt = "expires_at"
             case expiresIn = "expires_in"
@@ -64,10 +67,11 @@ struct StatusReport: Encodable {
             try container.encode(refreshToken, forKey: .refreshToken)
             try container.encode(secondFactor, forKey: .secondFactor)
             try container.encode(lastError, forKey: .lastError)
+            try container.encode(isDefault, forKey: .isDefault)
         }
 
         var summary: String {
-            var text = TerminalText.sanitized(account)
+            var text = TerminalText.sanitized(account) + (isDefault ? " (default)" : "")
             if let expiresIn {
                 text += expiresIn > 0 ? "  expires in \(Self.duration(expiresIn))" : "  expired \(Self.duration(-expiresIn)) ago"
             }
@@ -91,7 +95,8 @@ struct StatusReport: Encodable {
             Account(
                 provider: record.provider, account: record.label, subject: record.subject, issuer: record.issuer, keystore: keystore,
                 expiresAt: record.expiresAt, expiresIn: record.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince(now)) },
-                refreshToken: record.refreshToken != nil, secondFactor: record.secondFactor, lastError: record.lastError)
+                refreshToken: record.refreshToken != nil, secondFactor: record.secondFactor, lastError: record.lastError,
+                isDefault: record.isDefault == true)
         }
     }
 }
