@@ -18,6 +18,10 @@ public struct BrowserLauncher: Sendable {
         return commands
     }
 
+    /// The executable the first launchable candidate resolves to, without starting anything
+    /// (`latchkey doctor`); `nil` when none is found.
+    public var firstAvailable: String? { candidates.lazy.compactMap { resolve($0[0]) }.first }
+
     /// Starts the first browser that can be started, without waiting for it; throws when none can.
     public func open(_ url: URL) throws(BrowserLaunchError) {
         var failures: [String] = []

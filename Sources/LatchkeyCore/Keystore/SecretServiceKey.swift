@@ -31,6 +31,27 @@ public struct SecretServiceKey: PassphraseProvider {
         }
     }
 
+    /// Whether the Secret Service answers, and whether it holds the key of the vault at `path`.
+    public enum Availability: Sendable, Equatable {
+        case holdsKey
+        case noKey
+        /// Not reachable; the reason says what to start or change.
+        case unusable(String)
+    }
+
+    /// Asks the Secret Service for the vault's key and drops it at once (`latchkey doctor`).
+    public func availability(forVault path: String) -> Availability {
+        var secret: UnsafeMutablePointer<CChar>?
+        var error: UnsafeMutablePointer<CChar>?
+        let status = lk_secret_lookup(path, &secret, &error)
+        lk_secret_free(secret)
+        switch status {
+        case 0: return .holdsKey
+        case 1: return .noKey
+        default: return .unusable(Self.failure(error).description)
+        }
+    }
+
     /// Deletes the key (after the vault it protects was removed).
     public func forget(vault path: String) {
         var error: UnsafeMutablePointer<CChar>?

@@ -143,9 +143,7 @@ public final class VaultKeystore: Keystore {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .io(path: path, reason: String(cString: strerror(errno))) }
-        guard info.st_mode & 0o077 == 0 else {
-            throw .unsafePermissions(path: path, mode: String(info.st_mode & 0o777, radix: 8))
-        }
+        try checkFileMode(info)
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
@@ -158,6 +156,26 @@ public final class VaultKeystore: Keystore {
             bytes += buffer[0..<count]
         }
         return bytes
+    }
+
+    /// Checks the permissions every read insists on, without opening or decrypting the vault
+    /// (`latchkey doctor`); `false` when there is no vault file yet.
+    public func checkPermissions() throws(KeystoreError) -> Bool {
+        try checkDirectory()
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return false }
+            throw .io(path: path, reason: String(cString: strerror(errno)))
+        }
+        try checkFileMode(info)
+        return true
+    }
+
+    /// Only the owner may read or write the vault: others could copy it and try passphrases offline.
+    private func checkFileMode(_ info: stat) throws(KeystoreError) {
+        guard info.st_mode & 0o077 == 0 else {
+            throw .unsafePermissions(path: path, mode: String(info.st_mode & 0o777, radix: 8))
+        }
     }
 
     private func decode(_ bytes: [UInt8]) throws(KeystoreError) -> [AccountRecord] {

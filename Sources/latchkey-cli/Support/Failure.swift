@@ -15,6 +15,9 @@ enum Failure {
         }
     }
 
+    /// `latchkey doctor` found at least one problem (warnings alone exit 0).
+    static let problemsFound: Int32 = 1
+
     /// Runs a command body; a failure is printed on stderr as `latchkey: message` and becomes the exit status.
     static func reporting(_ body: () async throws -> Void) async throws {
         do {

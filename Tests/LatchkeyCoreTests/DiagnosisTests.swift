@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+
+@testable import LatchkeyCore
+
+@Suite("latchkey doctor's checks")
+struct DiagnosisTests {
+    /// Stand-ins for the system: everything works, and the terminal is a terminal.
+    static let working = Diagnosis.Probes(
+        kernelKeyring: { nil }, secretService: { _ in .holdsKey }, loopback: { _ in nil }, isTerminal: { true })
+
+    /// An environment whose every directory is inside `root`, with a browser that resolves.
+    static func environment(_ root: TemporaryDirectory, _ extra: [String: String] = [:]) -> [String: String] {
+        [
+            "HOME": root.path, "XDG_CONFIG_HOME": root.path + "/config", "XDG_DATA_HOME": root.path + "/data",
+            "LATCHKEY_PROVIDERS_DIR": root.path + "/providers", "BROWSER": "/bin/true", "TERM": "xterm-256color",
+            "PATH": "/usr/bin:/bin",
+        ].merging(extra) { $1 }
+    }
+
+    /// A healthy set-up: one good provider, a private vault, valid config.toml.
+    static func healthy() throws -> TemporaryDirectory {
+        let root = try TemporaryDirectory()
+        try root.write("providers/alpha.toml", ProviderCatalogTests.oidcFile("Alpha"))
+        try root.write("config/latchkey/config.toml", "keystore = \"vault\"\nunlock_timeout = 60\n")
+        try root.write("data/latchkey/vault", "not decrypted by the doctor")
+        return root
+    }
+
+    static func findings(_ root: TemporaryDirectory, _ extra: [String: String] = [:], probes: Diagnosis.Probes = working) async
+        -> [Diagnosis.Finding]
+    {
+        await Diagnosis(environment: environment(root, extra), probes: probes).run()
+    }
+
+    @Test("a healthy set-up gives only ok lines, one per check, and no problem")
+    func healthySetUp() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        let findings = await Self.findings(root)
+        #expect(findings.allSatisfy { $0.severity == .ok }, "\(findings.map(\.description))")
+        #expect(Diagnosis.isHealthy(findings))
+        let subjects = findings.map(\.subject)
+        for subject in [
+            "providers", "config.toml", "keystore", "vault permissions", "vault lock", "kernel keyring", "Secret Service", "IPv4 loopback",
+            "IPv6 loopback", "browser", "terminal",
+        ] {
+            #expect(subjects.contains(subject), "no \(subject) line")
+        }
+        #expect(findings.allSatisfy { !$0.description.contains("\n") })
+    }
+
+    @Test("a broken provider file is a problem naming file:line and field, and the good ones still load")
+    func brokenProviderFile() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        let broken = try root.write(
+            "providers/broken.toml", "display_name = \"Broken\"\nkind = \"oidc\"\nissuer = \"http://insecure.example.com\"\n")
+        let findings = await Self.findings(root)
+        let problem = try #require(findings.first { $0.severity == .problem })
+        #expect(problem.subject == "provider file")
+        #expect(problem.description.contains("\(broken):3: issuer:"))
+        #expect(problem.fix?.contains("latchkey providers check") == true)
+        #expect(findings.contains { $0.subject == "providers" && $0.severity == .ok && $0.found.contains("alpha") })
+        #expect(!Diagnosis.isHealthy(findings))
+    }
+
+    @Test("a vault directory others can write is a problem whose fix is the chmod command")
+    func vaultDirectoryWritableByOthers() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        let directory = root.path + "/data/latchkey"
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory)
+        let findings = await Self.findings(root)
+        let problem = try #require(findings.first { $0.severity == .problem })
+        #expect(problem.subject == "vault permissions")
+        #expect(problem.found.contains("mode 777"))
+        #expect(problem.fix == "chmod 700 \(directory)")
+        #expect(problem.description.hasPrefix("problem vault permissions: "))
+    }
+
+    @Test("a vault file others can read is a problem whose fix is chmod 600")
+    func vaultFileReadableByOthers() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        let vault = root.path + "/data/latchkey/vault"
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: vault)
+        let problem = try #require(await Self.findings(root).first { $0.severity == .problem })
+        #expect(problem.fix == "chmod 600 \(vault)")
+    }
+
+    @Test("an invalid config.toml is a problem naming the file and line, and no keystore is chosen")
+    func invalidConfiguration() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        let path = try root.write("config/latchkey/config.toml", "keystore = \"vault\"\nunlock_timeot = 60\n")
+        let findings = await Self.findings(root)
+        let problems = findings.filter { $0.severity == .problem }
+        #expect(problems.map(\.subject) == ["config.toml", "keystore"])
+        #expect(problems.first?.found.contains("\(path):2: unlock_timeot") == true)
+    }
+
+    @Test("a missing browser, a dumb terminal and no keyring are warnings: they do not fail the check")
+    func warningsDoNotFail() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        let probes = Diagnosis.Probes(
+            kernelKeyring: { .unavailable("Operation not permitted") }, secretService: { _ in .holdsKey }, loopback: { _ in nil },
+            isTerminal: { false })
+        let findings = await Self.findings(root, ["BROWSER": "no-such-browser", "PATH": root.path, "TERM": "dumb"], probes: probes)
+        let warnings = findings.filter { $0.severity == .warning }
+        #expect(Set(warnings.map(\.subject)) == ["browser", "terminal", "kernel keyring"])
+        #expect(warnings.first { $0.subject == "terminal" }?.found.contains("prints the status") == true)
+        #expect(Diagnosis.isHealthy(findings))
+    }
+
+    @Test("over SSH the browser line says paste and device codes are used")
+    func overSSH() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        let findings = await Self.findings(root, ["SSH_CONNECTION": "192.0.2.1 50000 192.0.2.2 22"])
+        let browser = try #require(findings.first { $0.subject == "browser" })
+        #expect(browser.found.contains("--paste") && browser.found.contains("--device"))
+    }
+
+    @Test("IPv6 loopback failing is a problem only when a provider listens on [::1] or localhost")
+    func ipv6Loopback() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        let probes = Diagnosis.Probes(
+            kernelKeyring: { nil }, secretService: { _ in .holdsKey },
+            loopback: { host in host == .ipv6 ? .cannotBind("Cannot assign requested address") : nil }, isTerminal: { true })
+        let warned = try #require(await Self.findings(root, probes: probes).first { $0.subject == "IPv6 loopback" })
+        #expect(warned.severity == .warning)
+        try root.write("providers/beta.toml", ProviderCatalogTests.oidcFile("Beta") + "loopback_host = \"[::1]\"\n")
+        let failed = try #require(await Self.findings(root, probes: probes).first { $0.subject == "IPv6 loopback" })
+        #expect(failed.severity == .problem)
+        #expect(failed.found.contains("beta"))
+    }
+
+    @Test("with the Secret Service chosen, an unreachable one is a problem; otherwise it says not chosen")
+    func secretService() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        let notChosen = try #require(await Self.findings(root).first { $0.subject == "Secret Service" })
+        #expect(notChosen.severity == .ok && notChosen.found.hasPrefix("not chosen"))
+        let probes = Diagnosis.Probes(
+            kernelKeyring: { nil }, secretService: { _ in .unusable("no D-Bus session") }, loopback: { _ in nil }, isTerminal: { true })
+        let findings = await Diagnosis(environment: Self.environment(root), backend: .secretService, probes: probes).run()
+        let problem = try #require(findings.first { $0.subject == "Secret Service" })
+        #expect(problem.severity == .problem)
+        #expect(findings.first { $0.subject == "keystore" }?.found.hasPrefix("secret-service") == true)
+    }
+}
