@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyTUI
 
 /// The plain-terminal side of a sign-in: messages and prompts on stderr, answers from stdin.
 ///
@@ -44,6 +45,12 @@ struct CommandLineInteraction: SignInInteraction {
             and enter the code  \(TerminalText.sanitized(authorization.userCode))
             (it expires in \(authorization.expiresIn / 60) min; waiting…)
             """)
+        let environment = ProcessInfo.processInfo.environment
+        guard QRCode.shouldShow(environment: environment),
+            let code = QRCode(text: authorization.verificationURIComplete ?? authorization.verificationURI)
+        else { return }
+        let lines = code.terminalLines(colored: (environment["NO_COLOR"] ?? "").isEmpty)
+        Output.info("\nOr scan this code with a phone to open the address:\n\n" + lines.joined(separator: "\n") + "\n")
     }
 
     // MARK: - Firebase
