@@ -499,12 +499,13 @@ class Latchkey:
         return running.finish(timeout + 20), saved
 
 
-    def device_login(self, name: str, *options: str, timeout: float = 60, user: str | None = None) -> Result:
+    def device_login(self, name: str, *options: str, timeout: float = 60, user: str | None = None,
+                     env: dict | None = None) -> Result:
         """`latchkey login NAME` for a device-flow provider. The user agent approves the
         device: as $BROWSER when latchkey opens the verification URL itself, otherwise
         started here on the verification URL (and user code) that latchkey printed on stderr."""
         ua = {"LATCHKEY_TEST_UA_USER": user}
-        running = self.start("login", name, *options, "--timeout", str(timeout), env=ua)
+        running = self.start("login", name, *options, "--timeout", str(timeout), env={**(env or {}), **ua})
         deadline = time.monotonic() + timeout
         while running.running() and time.monotonic() < deadline:
             if "start:" in self.ua_log_text(running.ua_log_offset):
