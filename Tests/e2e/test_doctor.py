@@ -5,7 +5,9 @@ import re
 import shutil
 import subprocess
 
-from conftest import ALICE, EX_OK, EX_UNEXPECTED
+import pytest
+
+from conftest import ALICE, EX_OK, EX_UNEXPECTED, LATCHKEY_BIN, _die_with_parent
 
 LINE = re.compile(r"^(ok|warning|problem) +[^:]+: .+$")
 
@@ -95,3 +97,30 @@ def test_device_login_prints_no_qr_code_in_a_pipe(lk, idp_a):
     assert result.code == EX_OK, result
     assert not any(ch in result.stderr for ch in "█▀▄"), result
 
+
+
+def test_doctor_with_the_secret_service_chosen_but_unreachable_exits_1_and_says_how_to_start_one(lk, idp_a):
+    lk.add_provider("a", idp_a)
+    (lk.config / "latchkey").mkdir(parents=True, exist_ok=True)
+    (lk.config / "latchkey" / "config.toml").write_text('keystore = "secret-service"\n')
+    result = lk.run("doctor", env={"LATCHKEY_PASSPHRASE_FILE": None, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent",
+                                   "DISPLAY": None})
+    assert result.code == EX_UNEXPECTED, result
+    (line,) = [line for line in lines_of(result) if " Secret Service: " in line]
+    assert line.startswith("problem") and 'keystore = "vault"' in line, result
+    assert any(line.startswith("ok") and "keystore: secret-service" in line for line in result.stdout.splitlines()), result
+
+
+@pytest.mark.skipif(shutil.which("dbus-run-session") is None or shutil.which("gnome-keyring-daemon") is None,
+                    reason="needs dbus-run-session and gnome-keyring-daemon (scripts/setup installs them)")
+def test_doctor_finds_a_running_secret_service(lk, idp_a, tmp_path):
+    lk.add_provider("a", idp_a)
+    script = ("printf 'keyring-password' | gnome-keyring-daemon --unlock --components=secrets >/dev/null\n"
+              '"$LATCHKEY" doctor --keystore secret-service >"$OUT/doctor.txt"; echo $? >"$OUT/rc"\n')
+    env = lk.env(LATCHKEY_PASSPHRASE_FILE=None, LATCHKEY=LATCHKEY_BIN, OUT=tmp_path)
+    session = subprocess.run(["dbus-run-session", "--", "bash", "-c", script], env=env,
+                             capture_output=True, timeout=120, preexec_fn=_die_with_parent)
+    report = (tmp_path / "doctor.txt").read_text()
+    assert (tmp_path / "rc").read_text().strip() == "0", report + session.stderr.decode(errors="replace")
+    (line,) = [line for line in report.splitlines() if " Secret Service: " in line]
+    assert line.startswith("ok") and "reachable" in line, report
