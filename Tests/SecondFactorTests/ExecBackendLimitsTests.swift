@@ -55,7 +55,8 @@ struct ExecBackendLimitsTests {
         let path = try plugin("stubborn", "trap '' TERM\nsleep \(marker) &\nsleep \(marker)")
         let (error, elapsed) = await signIn(backend(path, timeout: 1))
         #expect(error?.description.contains("did not answer within 1 s") == true)
-        #expect(elapsed < .seconds(5))
+        // The plugin would sleep 600 s; a loaded machine may take a few seconds to start it.
+        #expect(elapsed < .seconds(30))
         try await Task.sleep(for: .milliseconds(200))
         #expect(!running("sleep \(marker)"), "a process of the plugin's group survived the deadline")
     }
@@ -67,7 +68,7 @@ struct ExecBackendLimitsTests {
             "leaky", "sleep \(marker) &\necho '{\"type\":\"error\",\"code\":\"invalid_credentials\",\"message\":\"no\"}'\nsleep \(marker)")
         let (error, elapsed) = await signIn(backend(path, timeout: 20))
         #expect(error == .invalidCredentials(code: "invalid_credentials"))
-        #expect(elapsed < .seconds(5))
+        #expect(elapsed < .seconds(15))
         try await Task.sleep(for: .milliseconds(200))
         #expect(!running("sleep \(marker)"))
     }
