@@ -34,19 +34,7 @@ public struct ExecBackend: SecondFactorBackend {
             request.providerID = providerID
             request.idToken = idToken.exposedValue
         }
-        let answer = try await exchange(request)
-        switch answer.type {
-        case "tokens":
-            return .signedIn(try tokens(answer))
-        case "hints":
-            guard let pending = answer.pending, let list = answer.hints else {
-                throw protocolError("a hints answer needs \"pending\" and a \"hints\" array")
-            }
-            let hints = try list.map(hint)
-            return .secondFactorRequired(hints: hints, pending: PendingCredential(Secret(pending)))
-        default:
-            throw protocolError("expected an answer of type tokens, hints or error")
-        }
+        return try firstFactorOutcome(try await exchange(request))
     }
 
     public func startSignIn(hint: SecondFactorHint, pending: PendingCredential) async throws(SecondFactorError) -> VerificationSession {
@@ -99,7 +87,24 @@ public struct ExecBackend: SecondFactorBackend {
 
     // MARK: - Answers
 
-    private func tokens(_ answer: PluginAnswer) throws(SecondFactorError) -> SignInTokens {
+    /// A `first_factor` answer: tokens, or the hints of the second factors to choose from.
+    func firstFactorOutcome(_ answer: PluginAnswer) throws(SecondFactorError) -> FirstFactorOutcome {
+        switch answer.type {
+        case "tokens":
+            return .signedIn(try tokens(answer))
+        case "hints":
+            guard let pending = answer.pending, let list = answer.hints else {
+                throw protocolError("a hints answer needs \"pending\" and a \"hints\" array")
+            }
+            let hints = try list.map(hint)
+            return .secondFactorRequired(hints: hints, pending: PendingCredential(Secret(pending)))
+        default:
+            throw protocolError("expected an answer of type tokens, hints or error")
+        }
+    }
+
+    /// A `tokens` answer: the ID token, and the account when the plugin reports it.
+    func tokens(_ answer: PluginAnswer) throws(SecondFactorError) -> SignInTokens {
         guard answer.type == "tokens", let idToken = answer.idToken, !idToken.isEmpty else {
             throw protocolError("expected an answer of type tokens with an \"id_token\" string")
         }
@@ -116,7 +121,8 @@ public struct ExecBackend: SecondFactorBackend {
             reportedAccount: account)
     }
 
-    private func hint(_ answer: PluginAnswer.Hint) throws(SecondFactorError) -> SecondFactorHint {
+    /// One entry of a `hints` answer.
+    func hint(_ answer: PluginAnswer.Hint) throws(SecondFactorError) -> SecondFactorHint {
         guard let id = answer.id, let kindName = answer.kind, let kind = SecondFactorHint.Kind(rawValue: kindName)
         else { throw protocolError("every hint needs an \"id\" and a \"kind\" of phone or totp") }
         // A plugin may hand over a full number: SecondFactorHint masks it.
@@ -152,7 +158,11 @@ public struct ExecBackend: SecondFactorBackend {
         guard let line = try? encoder.encode(request) else {
             throw protocolError("the request could not be encoded")
         }
-        let output = try await run(input: Array(line) + [UInt8(ascii: "\n")])
+        return try answer(from: try await run(input: Array(line) + [UInt8(ascii: "\n")]))
+    }
+
+    /// The plugin's answer in `output` (its first line); an `error` answer is thrown as its typed error.
+    func answer(from output: [UInt8]) throws(SecondFactorError) -> PluginAnswer {
         guard let firstLine = output.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).first,
             let answer = try? JSONDecoder().decode(PluginAnswer.self, from: Data(firstLine))
         else { throw protocolError("the answer is not one line holding a JSON object") }
