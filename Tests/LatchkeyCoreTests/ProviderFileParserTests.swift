@@ -451,3 +451,43 @@ struct ProviderFileParserTests {
         #expect(catalog.providers.count == names.count)
     }
 }
+
+@Suite("Texts that would crash the TOML library (found by fuzzing)")
+struct TOMLPreflightTests {
+    @Test(
+        "a table header opened by a comment is an error on its line, not an abort",
+        arguments: ["[#", "[# x", "[[#", "display_name = \"x\"\n  [ # table", "[[ \t# y"])
+    func headerComment(text: String) {
+        guard case .failure(let failure) = ProviderFileParser().parse(text, file: "/p/x.toml") else {
+            Issue.record("parsed")
+            return
+        }
+        #expect(failure.errors.first?.message == "not valid TOML: a table header cannot start with a comment")
+        #expect(failure.errors.first?.line == text.split(separator: "\n").count)
+    }
+
+    @Test("a NUL byte is refused instead of cutting the text short")
+    func nulByte() {
+        guard
+            case .failure(let failure) = ProviderFileParser().parse(
+                "display_name = \"x\"\nkind = \"oidc\"\u{0}\nbad = 1", file: "/p/x.toml")
+        else {
+            Issue.record("parsed")
+            return
+        }
+        #expect(failure.errors.first?.line == 2)
+    }
+
+    @Test("arrays and inline tables whose first element is a string with a hash still parse")
+    func ordinaryBrackets() throws {
+        let parsed = try ProviderFileParser().parse(
+            """
+            display_name = "x"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            scopes = ["openid", "#not-a-comment"]
+            """, file: "/p/x.toml"
+        ).get()
+        #expect(parsed.oauth?.scopes.contains("#not-a-comment") == true)
+    }
+}

@@ -23,6 +23,9 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
         guard let data = FileManager.default.contents(atPath: path) else { return configuration }
         let text = String(decoding: data, as: UTF8.self)
         var reader = ProviderFileParser.Context(file: path, text: text)
+        if let problem = TOMLPreflight.problem(in: text) {
+            throw ProviderFileErrors([ProviderFileError(file: path, line: problem.line, message: problem.message)])
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)

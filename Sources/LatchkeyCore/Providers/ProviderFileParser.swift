@@ -57,6 +57,9 @@ public struct ProviderFileParser {
             context.fail(nil, "the file name must be letters, digits, '.', '_' or '-' followed by .toml (it becomes the provider's name)")
         }
 
+        if let problem = TOMLPreflight.problem(in: text) {
+            return .failure(ProviderFileErrors([ProviderFileError(file: file, line: problem.line, message: problem.message)]))
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
