@@ -431,6 +431,81 @@ struct ProviderFileParserTests {
         #expect(!found.contains { $0.description.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 } })
     }
 
+    // MARK: - git_hosts and git_username
+
+    @Test("git_hosts takes hosts, host:port and bracketed IPv6 entries; hosts are compared lowercased")
+    func gitHosts() throws {
+        let provider = try provider(
+            """
+            display_name = "Test"
+            kind = "oauth2"
+            issuer = "https://idp.example.com"
+            git_hosts = ["GitLab.Example.com", "git.example.com:8443", "[2001:db8::1]:443", "127.0.0.1"]
+            git_username = "x-access-token"
+            """)
+        #expect(
+            provider.gitHosts == [
+                GitHost(host: "gitlab.example.com"), GitHost(host: "git.example.com", port: 8443),
+                GitHost(host: "[2001:db8::1]", port: 443),
+                GitHost(host: "127.0.0.1"),
+            ])
+        #expect(provider.gitUsername == "x-access-token")
+    }
+
+    @Test("without git keys a provider maps no git host and would answer git as oauth2")
+    func gitDefaults() throws {
+        let provider = try provider("display_name = \"Test\"\nkind = \"oidc\"\nissuer = \"https://idp.example.com\"\n")
+        #expect(provider.gitHosts.isEmpty)
+        #expect(provider.gitUsername == "oauth2")
+    }
+
+    @Test(
+        "a git_hosts entry that is not host[:port] is refused at its line, naming the entry",
+        arguments: [
+            "https://gitlab.example.com", "gitlab.example.com/group", "alice@gitlab.example.com", "gitlab.example.com:0",
+            "gitlab.example.com:65536", "gitlab.example.com:", "gitlab.example.com:https", "[2001:db8::zz]", "2001:db8::1", "[::1",
+            "-bad-.example.com", "a..b", "", "gitlab example.com",
+        ])
+    func badGitHost(entry: String) {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            git_hosts = ["ok.example.com", "\(entry)"]
+            """)
+        #expect(found.map(\.field) == ["git_hosts"])
+        #expect(found.first?.line == 4)
+        #expect(found.first?.description.contains("\"\(entry)\"") == true)
+    }
+
+    @Test("git_hosts must be an array of strings", arguments: ["\"gitlab.example.com\"", "[443]"])
+    func gitHostsNotStrings(value: String) {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            git_hosts = \(value)
+            """)
+        #expect(found.map(\.field) == ["git_hosts"])
+    }
+
+    @Test("git_hosts and git_username are refused in firebase files")
+    func gitKeysInFirebase() {
+        let found = errors(
+            """
+            display_name = "Test"
+            kind = "firebase"
+            api_key = "fake-key"
+            project_id = "demo"
+            git_hosts = ["gitlab.example.com"]
+            git_username = "oauth2"
+            """)
+        #expect(found.map(\.field) == ["git_hosts", "git_username"])
+        #expect(found.allSatisfy { $0.message.contains("not used by kind = \"firebase\"") })
+    }
+
     // MARK: - Shipped presets
 
     @Test("every preset in the repository's providers.d parses without an error")

@@ -110,11 +110,17 @@ public struct OAuthClient: Sendable, Equatable {
     /// The userinfo members naming the account: always for `oauth2`, and for an `oidc` device
     /// sign-in that returns no ID token.
     public var accountFields: UserinfoAccountFields
+    /// `git_hosts`: the hosts whose git remotes `latchkey git-credential` answers with this
+    /// provider's access token.
+    public var gitHosts: [GitHost]
+    /// `git_username`: the user name sent to git with the token (GitLab wants `oauth2`).
+    public var gitUsername: String
 
     public init(
         issuer: String?, endpoints: Endpoints, clientID: String, clientSecret: Secret? = nil, scopes: [String],
         extraAuthorizationParameters: [String: String] = [:], redirectMode: RedirectMode = .loopback, loopbackHost: LoopbackHost = .ipv4,
-        redirectPath: String, loopbackPorts: [Int] = [], accountFields: UserinfoAccountFields = UserinfoAccountFields()
+        redirectPath: String, loopbackPorts: [Int] = [], accountFields: UserinfoAccountFields = UserinfoAccountFields(),
+        gitHosts: [GitHost] = [], gitUsername: String = OAuthClient.defaultGitUsername
     ) {
         self.issuer = issuer
         self.endpoints = endpoints
@@ -127,7 +133,12 @@ public struct OAuthClient: Sendable, Equatable {
         self.redirectPath = redirectPath
         self.loopbackPorts = loopbackPorts
         self.accountFields = accountFields
+        self.gitHosts = gitHosts
+        self.gitUsername = gitUsername
     }
+
+    /// The user name git gets with a token when the file sets no `git_username`.
+    public static let defaultGitUsername = "oauth2"
 }
 
 /// The userinfo members that identify and name an account (`account_id_field`, `account_name_field`).

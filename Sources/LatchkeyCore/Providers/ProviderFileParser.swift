@@ -12,6 +12,7 @@ public struct ProviderFileParser {
         "revocation_endpoint", "device_authorization_endpoint", "userinfo_endpoint", "jwks_uri",
         "client_id", "client_secret", "scopes", "extra_authorization_params", "redirect",
         "loopback_host", "loopback_port", "redirect_path", "account_id_field", "account_name_field",
+        "git_hosts", "git_username",
     ]
 
     /// Keys only `kind = "firebase"` files use.
@@ -142,12 +143,18 @@ public struct ProviderFileParser {
         let loopbackPorts = context.ports(table, "loopback_port")
         let accountIDField = context.string(table, "account_id_field", required: false) ?? "sub"
         let accountNameField = context.string(table, "account_name_field", required: false) ?? "email"
+        let gitHosts = context.gitHosts(table, "git_hosts")
+        let gitUsername = context.string(table, "git_username", required: false) ?? OAuthClient.defaultGitUsername
+        if gitUsername.isEmpty || gitUsername.contains(where: { $0.isNewline || $0 == "\0" }) {
+            context.fail("git_username", "must be a non-empty user name on one line (git reads it as username=…)")
+        }
 
         guard context.errors.isEmpty else { return .failure(ProviderFileErrors(context.errors)) }
         let client = OAuthClient(
             issuer: issuer, endpoints: endpoints, clientID: clientID, clientSecret: clientSecret, scopes: scopes,
             extraAuthorizationParameters: extra, redirectMode: redirectMode, loopbackHost: loopbackHost, redirectPath: redirectPath,
-            loopbackPorts: loopbackPorts, accountFields: UserinfoAccountFields(id: accountIDField, name: accountNameField))
+            loopbackPorts: loopbackPorts, accountFields: UserinfoAccountFields(id: accountIDField, name: accountNameField),
+            gitHosts: gitHosts, gitUsername: gitUsername)
         return .success(Provider(name: name, displayName: displayName, kind: isOpenID ? .oidc(client) : .oauth2(client), sourceFile: file))
     }
 
@@ -309,6 +316,27 @@ extension ProviderFileParser {
                 return []
             }
             return ports
+        }
+
+        /// `git_hosts`: `host[:port]` entries; each bad one is named in its own error.
+        mutating func gitHosts(_ table: TOMLTable, _ key: String) -> [GitHost] {
+            guard let value = table[key] else { return [] }
+            guard let array = value.array else {
+                fail(key, "must be an array of strings such as [\"gitlab.example.com\", \"git.example.com:8443\"], found \(value.type)")
+                return []
+            }
+            var hosts: [GitHost] = []
+            for element in array {
+                guard let text = element.string else {
+                    fail(key, "every element must be a string \"host\" or \"host:port\", found \(element.type)")
+                    continue
+                }
+                switch GitHost.parse(text) {
+                case .success(let host): hosts.append(host)
+                case .failure(let problem): fail(key, "\"\(TerminalText.sanitized(text, maxLength: 80))\" \(problem)")
+                }
+            }
+            return hosts
         }
 
         mutating func stringArray(_ table: TOMLTable, _ key: String) -> [String]? {
