@@ -1,6 +1,8 @@
 /// What kind of failure an error is, so the command line can map it to one exit status
 /// and the screen can decide whether retrying makes sense.
 public enum FailureCategory: Sendable, Equatable {
+    /// The input does not follow the command's format (a request git would never send).
+    case usage
     /// A provider file is broken; fix the file named in the message.
     case configuration
     /// No such provider, or no signed-in account matches; sign in first.

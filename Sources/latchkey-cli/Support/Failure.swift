@@ -4,8 +4,12 @@ import LatchkeyCore
 
 /// The one place where failures become exit statuses (sysexits.h values, listed in latchkey(1)).
 enum Failure {
+    /// EX_USAGE: an unknown command, option or a request in the wrong format.
+    static let usage: Int32 = 64
+
     static func exitCode(for category: FailureCategory) -> Int32 {
         switch category {
+        case .usage: return usage
         case .configuration: return 65  // EX_DATAERR
         case .notFound: return 66  // EX_NOINPUT
         case .unavailable: return 69  // EX_UNAVAILABLE
