@@ -4,9 +4,73 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <pthread.h>
 #include <spawn.h>
+#ifndef CLOSE_RANGE_CLOEXEC
+#include <linux/close_range.h>
+#endif
 
 int lk_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+/// What the caller gave this process, captured by `lk_remember_inherited_state` before the
+/// runtime, the vault or the network opened anything, so that `lk_exec` hands exactly that on.
+static int inherited_remembered;
+static sigset_t inherited_mask;
+static sigset_t inherited_ignored;
+enum { INHERITED_FD_LIMIT = 1024 };
+static unsigned char inherited_fds[INHERITED_FD_LIMIT];
+
+void lk_remember_inherited_state(void) {
+    pthread_sigmask(SIG_SETMASK, NULL, &inherited_mask);
+    sigemptyset(&inherited_ignored);
+    for (int number = 1; number < NSIG; number++) {
+        struct sigaction current;
+        if (sigaction(number, NULL, &current) == 0 && current.sa_handler == SIG_IGN) sigaddset(&inherited_ignored, number);
+    }
+    for (int fd = 0; fd < INHERITED_FD_LIMIT; fd++) {
+        int flags = fcntl(fd, F_GETFD);
+        inherited_fds[fd] = flags >= 0 && !(flags & FD_CLOEXEC);
+    }
+    inherited_remembered = 1;
+}
+
+int lk_exec(const char *file, char *const argv[], char *const envp[]) {
+    if (!inherited_remembered) {
+        sigemptyset(&inherited_mask);
+        sigemptyset(&inherited_ignored);
+    }
+    // Descriptors opened since start-up (the runtime's, the vault lock's) stay behind; those the
+    // caller passed on (`3<file`) go on to the command.
+    if (close_range(INHERITED_FD_LIMIT, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+        // Kernels before 5.11: mark each open descriptor up to the limit.
+        long limit = sysconf(_SC_OPEN_MAX);
+        if (limit < 0 || limit > 65536) limit = 65536;
+        for (int fd = INHERITED_FD_LIMIT; fd < limit; fd++) {
+            int flags = fcntl(fd, F_GETFD);
+            if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+        }
+    }
+    for (int fd = 3; fd < INHERITED_FD_LIMIT; fd++) {
+        if (inherited_remembered && inherited_fds[fd]) continue;
+        int flags = fcntl(fd, F_GETFD);
+        if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+    // exec resets caught signals to their default itself; ignored ones carry over, so each is set
+    // back to what the caller gave (`nohup` ignores SIGHUP; the runtime may ignore SIGPIPE).
+    for (int number = 1; number < NSIG; number++) {
+        struct sigaction current;
+        if (sigaction(number, NULL, &current) != 0) continue;
+        int wanted_ignored = sigismember(&inherited_ignored, number) == 1;
+        if ((current.sa_handler == SIG_IGN) == wanted_ignored) continue;
+        struct sigaction wanted = {0};
+        wanted.sa_handler = wanted_ignored ? SIG_IGN : SIG_DFL;
+        sigemptyset(&wanted.sa_mask);
+        sigaction(number, &wanted, NULL);
+    }
+    pthread_sigmask(SIG_SETMASK, &inherited_mask, NULL);
+    execvpe(file, argv, envp);
+    return errno;
+}
 
 int lk_spawn(const char *path, char *const argv[], char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd, pid_t *pid) {
     posix_spawnattr_t attributes;

@@ -13,17 +13,36 @@ struct Latchkey: AsyncParsableCommand {
             "Exit status: 0 success, 64 usage, 65 provider file errors, 66 no such provider or account, 69 unreachable or timed out, 76 response rejected, 77 vault locked or unreadable; doctor exits 1 when it finds a problem. See latchkey(1).",
         version: LatchkeyVersion.current,
         subcommands: [
-            ProvidersCommand.self, LoginCommand.self, StatusCommand.self, TokenCommand.self, RefreshCommand.self, DefaultCommand.self,
-            LogoutCommand.self,
-            UnlockCommand.self,
-            LockCommand.self, ScreenCommand.self, DoctorCommand.self,
+            ProvidersCommand.self, LoginCommand.self, StatusCommand.self, TokenCommand.self, ExecCommand.self, RefreshCommand.self,
+            DefaultCommand.self, LogoutCommand.self, UnlockCommand.self, LockCommand.self, ScreenCommand.self, DoctorCommand.self,
+            GitCredentialCommand.self,
         ],
         // In a terminal, `latchkey` alone opens the screen; in pipes and scripts it prints the status.
         defaultSubcommand: isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ScreenCommand.self : StatusCommand.self)
 
-    /// Hardened before anything is parsed or read: no core dump, no ptrace attach.
+    /// Hardened before anything is parsed or read: no core dump, no ptrace attach. What the caller
+    /// passed (signals, descriptors) is noted before anything is opened, for `latchkey exec`.
     static func main() async {
         _ = lk_harden_process()
+        lk_remember_inherited_state()
+        if let name = unknownCommand(in: CommandLine.arguments) {
+            Output.error(
+                "no such command '\(TerminalText.sanitized(name, maxLength: 80))'; commands: \(commandNames.joined(separator: ", "))")
+            exit(withError: ExitCode(Failure.usage))
+        }
         await main(nil)
+    }
+
+    /// Every subcommand's name, plus ArgumentParser's own `help`.
+    static var commandNames: [String] {
+        configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
+    }
+
+    /// The first argument when it names no command. The default subcommands take no positional
+    /// argument, so without this check ArgumentParser would hand a mistyped command to them and
+    /// complain about an "unexpected argument" instead.
+    static func unknownCommand(in arguments: [String]) -> String? {
+        guard arguments.count > 1, case let first = arguments[1], !first.hasPrefix("-"), !commandNames.contains(first) else { return nil }
+        return first
     }
 }

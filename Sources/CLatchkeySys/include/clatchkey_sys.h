@@ -21,6 +21,16 @@ int lk_pipe_cloexec(int fds[2]);
 /// /dev/null) and every other descriptor closed. Returns 0 and sets `*pid`, or an errno value.
 int lk_spawn(const char *path, char *const argv[], char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd, pid_t *pid);
 
+/// Remembers the signal mask, the ignored signals and the open descriptors this process was
+/// started with, for `lk_exec`. Call first thing in `main`, before any thread or file is opened.
+void lk_remember_inherited_state(void);
+
+/// execvpe(3) of `file` with `envp`, replacing this process, with what the caller gave this one
+/// (as `lk_remember_inherited_state` saw it): its signal mask, its ignored signals (and no others:
+/// the runtime's SIGPIPE), and its descriptors; every descriptor opened since is close-on-exec.
+/// Returns only on failure, with the errno value.
+int lk_exec(const char *file, char *const argv[], char *const envp[]);
+
 /// Keeps secrets out of core files and away from same-user debuggers that lack CAP_SYS_PTRACE:
 /// not dumpable (no core, no ptrace attach by unprivileged processes, /proc/PID/mem closed) and
 /// a zero core size limit. Returns 0, or -1 when either call failed.

@@ -66,10 +66,15 @@ public struct AccountService: Sendable {
     /// record, so concurrent callers wait and then find the fresh token instead of spending the
     /// (rotating) refresh token twice.
     public func validToken(for selector: AccountSelector, minimumLifetime: TimeInterval, idToken: Bool) async throws -> Secret {
+        try token(of: try await validRecord(for: selector, minimumLifetime: minimumLifetime), idToken: idToken)
+    }
+
+    /// The account with tokens valid for at least `minimumLifetime` seconds, refreshed first when
+    /// needed (single-flight, as `validToken`), for callers that need both tokens of one grant.
+    public func validRecord(for selector: AccountSelector, minimumLifetime: TimeInterval) async throws -> AccountRecord {
         let record = try selector.select(from: try await keystore.records())
-        if record.isValid(at: engine.now(), margin: minimumLifetime) { return try token(of: record, idToken: idToken) }
-        let fresh = try await refreshUnderLock(selector: selector, minimumLifetime: minimumLifetime)
-        return try token(of: fresh, idToken: idToken)
+        if record.isValid(at: engine.now(), margin: minimumLifetime) { return record }
+        return try await refreshUnderLock(selector: selector, minimumLifetime: minimumLifetime)
     }
 
     /// Refreshes `selector`'s account now (the screen's `r`), whatever its expiry.
@@ -111,7 +116,8 @@ public struct AccountService: Sendable {
         }
     }
 
-    private func token(of record: AccountRecord, idToken: Bool) throws -> Secret {
+    /// The record's access token, or its ID token (which plain OAuth 2.0 accounts lack).
+    public func token(of record: AccountRecord, idToken: Bool) throws -> Secret {
         guard idToken else { return record.accessToken }
         guard let token = record.idToken else { throw SignInError.noIDToken(account: record.label) }
         return token

@@ -22,6 +22,12 @@ enum Failure {
     /// `latchkey doctor` found at least one problem (warnings alone exit 0).
     static let problemsFound: Int32 = 1
 
+    /// A command `latchkey exec` could not start, numbered as shells number it: 127 when it was
+    /// not found, 126 when it was found but could not be run.
+    static func exitCode(forExecError error: Int32) -> Int32 {
+        error == ENOENT || error == ENOTDIR ? 127 : 126
+    }
+
     /// Runs a command body; a failure is printed on stderr as `latchkey: message` and becomes the exit status.
     static func reporting(_ body: () async throws -> Void) async throws {
         do {

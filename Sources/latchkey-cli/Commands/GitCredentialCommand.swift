@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import LatchkeyCore
+
+/// `latchkey git-credential get|store|erase`: git's credential helper protocol
+/// (gitcredentials(7)) over the providers' `git_hosts`.
+struct GitCredentialCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "git-credential",
+        abstract: "A git credential helper: answers get with an access token for the hosts in the providers' git_hosts.",
+        discussion:
+            "Use it with git config --global credential.helper '!latchkey git-credential'. Hosts no provider maps, and protocols other than https, get no answer, so git asks its other helpers. store and erase do nothing: the account stays signed in."
+    )
+
+    @Argument(help: "The operation git asks for: get, store or erase (any other is ignored, as gitcredentials(7) asks).")
+    var operation: String
+    @Option(name: .customLong("min-ttl"), help: "Refresh first when the token expires within this many seconds.") var minimumLifetime: Int =
+        60
+
+    @OptionGroup var options: KeystoreOptions
+
+    func validate() throws {
+        if minimumLifetime < 0 { throw ValidationError("--min-ttl must not be negative") }
+    }
+
+    func run() async throws {
+        try await Failure.reporting {
+            let request = Self.readRequest()
+            // store: the token is already in the vault. erase: git saw the token refused; the
+            // account stays (a refresh or `latchkey login` fixes it, not forgetting it).
+            guard operation == "get" else { return }
+            let credential = try await options.context().service.gitCredential(
+                for: try GitCredentialRequest(parsing: request), minimumLifetime: TimeInterval(minimumLifetime))
+            if let credential { FileHandle.standardOutput.write(Data(credential.exposedAnswer.utf8)) }
+        }
+    }
+
+    /// git's request: lines up to a blank line or the end of input, whichever comes first.
+    private static func readRequest() -> String {
+        var lines: [String] = []
+        while let line = readLine(strippingNewline: true), !line.isEmpty { lines.append(line) }
+        return lines.joined(separator: "\n")
+    }
+}
