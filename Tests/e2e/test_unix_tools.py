@@ -152,12 +152,18 @@ def test_get_stays_silent_for_hosts_and_protocols_it_does_not_serve(lk, idp_a):
         assert result.stderr == "", result
 
 
-def test_get_with_several_accounts_answers_nothing_and_says_why(lk, idp_a):
+def test_get_with_several_accounts_answers_for_the_default_one_and_else_says_why(lk, idp_a):
     signed_in(lk, idp_a, git_hosts=[GIT_HOST])
     assert lk.login("a", user="bob").code == EX_OK
-    result = credential(lk, "get", f"protocol=https\nhost={GIT_HOST}\n\n")
+    request = f"protocol=https\nhost={GIT_HOST}\n\n"
+    result = credential(lk, "get", request)
     assert result.stdout == "", result
     assert "several accounts" in result.stderr and ALICE in result.stderr and BOB in result.stderr, result
+
+    lk.ok("default", f"a:{BOB}")
+    result = credential(lk, "get", request)
+    assert result.code == EX_OK, result
+    assert result.stdout == f"username=oauth2\npassword={lk.token(f'a:{BOB}')}\n", result
 
 
 def test_store_and_erase_do_nothing_and_keep_the_account(lk, idp_a):
