@@ -50,18 +50,21 @@ struct TokenCopies {
     /// index: the same `AccountSelector.select`, so the fast path never answers a selector the
     /// full command would call ambiguous or resolve to another account.
     static func selectors(for records: [AccountRecord]) -> [String: Int] {
-        var candidates: Set<String> = []
-        for record in records {
-            candidates.insert(record.provider)
-            candidates.insert("\(record.provider):\(record.subject)")
-            if let name = record.displayName { candidates.insert("\(record.provider):\(name)") }
-        }
         var resolved: [String: Int] = [:]
-        for selector in candidates {
-            guard let chosen = try? AccountSelector(parsing: selector).select(from: records),
-                let index = records.firstIndex(of: chosen)
-            else { continue }
-            resolved[selector] = index
+        // A selector only ever matches records of its provider: resolve within each provider.
+        for (provider, indices) in Dictionary(grouping: records.indices, by: { records[$0].provider }) {
+            let atProvider = indices.map { records[$0] }
+            var candidates: Set<String> = [provider]
+            for record in atProvider {
+                candidates.insert("\(provider):\(record.subject)")
+                if let name = record.displayName { candidates.insert("\(provider):\(name)") }
+            }
+            for selector in candidates {
+                guard let chosen = try? AccountSelector(parsing: selector).select(from: atProvider),
+                    let position = atProvider.firstIndex(of: chosen)
+                else { continue }
+                resolved[selector] = indices[position]
+            }
         }
         return resolved
     }
