@@ -1,9 +1,12 @@
 /// Checks that TOMLKit (toml++ underneath) can be handed a text without aborting the process.
 ///
-/// Fuzzing found that a table header opened by a comment (`[#`, `[[ #`) trips an assertion
-/// inside toml++, which ends the process instead of reporting a parse error; and TOMLKit cuts a
-/// text at its first NUL byte, so the rest would be read silently as if absent. Both are refused
-/// here, with the line, before the parser sees the text.
+/// Fuzzing found that a table header whose key is not where toml++ expects one (`[#`, `[` then
+/// control characters then `#`) trips an assertion inside toml++, which ends the process instead
+/// of reporting a parse error; and TOMLKit cuts a text at its first NUL byte, so the rest would
+/// be read silently as if absent. Both are refused here, with the line, before the parser sees
+/// the text: control characters other than tab (TOML 1.0 forbids them anyway), and a line that
+/// opens with `[` or `[[` without a key or a quote after it. Provider files and config.toml have
+/// no nested arrays, the only other place such a line could appear.
 enum TOMLPreflight {
     struct Problem: Equatable {
         var line: Int
@@ -12,15 +15,27 @@ enum TOMLPreflight {
 
     static func problem(in text: String) -> Problem? {
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            if line.utf8.contains(0) { return Problem(line: index + 1, message: "not a text file (it holds a NUL byte)") }
+            if line.unicodeScalars.contains(where: isForbiddenControl) {
+                return Problem(line: index + 1, message: "holds a control character (not valid TOML; is this a text file?)")
+            }
             var rest = line.drop { $0 == " " || $0 == "\t" }
             guard rest.first == "[" else { continue }
             rest = rest.dropFirst()
             if rest.first == "[" { rest = rest.dropFirst() }
-            if rest.drop(while: { $0 == " " || $0 == "\t" }).first == "#" {
-                return Problem(line: index + 1, message: "not valid TOML: a table header cannot start with a comment")
+            guard let first = rest.drop(while: { $0 == " " || $0 == "\t" }).unicodeScalars.first, startsKey(first) else {
+                return Problem(line: index + 1, message: "not valid TOML: a table header must name a key")
             }
         }
         return nil
+    }
+
+    /// C0 controls other than tab and carriage return, and DEL.
+    private static func isForbiddenControl(_ scalar: Unicode.Scalar) -> Bool {
+        (scalar.value < 0x20 && scalar != "\t" && scalar != "\r") || scalar.value == 0x7F
+    }
+
+    /// A bare key character or a quote (TOML 1.0 §Keys).
+    private static func startsKey(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-_\"'".unicodeScalars.contains(scalar))
     }
 }
