@@ -19,12 +19,25 @@ public struct EmulatorRequest: Sendable {
     }
 }
 
-/// A JSON answer.
+/// An answer: JSON for the REST endpoints; the demo OpenID provider also sends HTML pages and
+/// redirects (`Location`).
 public struct EmulatorResponse: Sendable {
     public var status: Int
     public var body: [UInt8]
+    public var contentType = "application/json; charset=UTF-8"
+    /// Headers besides `Content-Type` and `Content-Length`, in order.
+    public var headers: [(name: String, value: String)] = []
 
-    static func json(_ object: [String: Any], status: Int = 200) -> EmulatorResponse {
+    public init(
+        status: Int, body: [UInt8], contentType: String = "application/json; charset=UTF-8", headers: [(name: String, value: String)] = []
+    ) {
+        self.status = status
+        self.body = body
+        self.contentType = contentType
+        self.headers = headers
+    }
+
+    package static func json(_ object: [String: Any], status: Int = 200) -> EmulatorResponse {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return EmulatorResponse(status: status, body: Array(data))
     }

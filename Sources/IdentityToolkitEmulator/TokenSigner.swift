@@ -4,17 +4,17 @@ public import Foundation
 
 /// Signs the emulator's ID tokens with RS256 and publishes the key as a JWK Set, so clients
 /// verify them exactly as they verify production Firebase tokens.
-struct TokenSigner: Sendable {
-    let keyID: String
+package struct TokenSigner: Sendable {
+    package let keyID: String
     private let key: _RSA.Signing.PrivateKey
 
-    init() throws {
+    package init() throws {
         key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         keyID = Encoding.randomToken(length: 20)
     }
 
     /// `{"keys": [{"kty": "RSA", "alg": "RS256", "use": "sig", "kid", "n", "e"}]}`.
-    func keySet() throws -> [String: Any] {
+    package func keySet() throws -> [String: Any] {
         let primitives = try key.publicKey.getKeyPrimitives()
         return [
             "keys": [
@@ -26,7 +26,7 @@ struct TokenSigner: Sendable {
         ]
     }
 
-    func sign(_ claims: [String: Any]) throws -> String {
+    package func sign(_ claims: [String: Any]) throws -> String {
         let header = ["alg": "RS256", "kid": keyID, "typ": "JWT"]
         let input =
             Encoding.base64URL(try JSONSerialization.data(withJSONObject: header, options: .sortedKeys)) + "."
@@ -36,7 +36,7 @@ struct TokenSigner: Sendable {
     }
 
     /// The claims of a token this emulator signed; `nil` for anything else.
-    func verifiedClaims(_ token: String) -> [String: Any]? {
+    package func verifiedClaims(_ token: String) -> [String: Any]? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let signature = Encoding.base64URLDecode(parts[2]),
             let payload = Encoding.base64URLDecode(parts[1])
@@ -52,13 +52,13 @@ struct TokenSigner: Sendable {
 
 /// Small encoders the emulator needs (it does not depend on LatchkeyCore, on purpose: it plays
 /// the server, so sharing the client's helpers would hide bugs both make the same way).
-enum Encoding {
-    static func base64URL<Bytes: DataProtocol>(_ bytes: Bytes) -> String {
+package enum Encoding {
+    package static func base64URL<Bytes: DataProtocol>(_ bytes: Bytes) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
-    static func base64URLDecode(_ text: some StringProtocol) -> Data? {
+    package static func base64URLDecode(_ text: some StringProtocol) -> Data? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         if base64.count % 4 != 0 { base64 += String(repeating: "=", count: 4 - base64.count % 4) }
         return Data(base64Encoded: base64)
@@ -67,19 +67,19 @@ enum Encoding {
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
     /// `length` random characters from [A-Za-z0-9] (`newRandomId` in the Firebase emulator).
-    static func randomToken(length: Int, extra: String = "") -> String {
+    package static func randomToken(length: Int, extra: String = "") -> String {
         let characters = alphabet + Array(extra)
         var generator = SystemRandomNumberGenerator()
         return String((0..<length).map { _ in characters[Int.random(in: 0..<characters.count, using: &generator)] })
     }
 
     /// Six random digits, as in an SMS.
-    static func randomDigits(_ count: Int = 6) -> String {
+    package static func randomDigits(_ count: Int = 6) -> String {
         String((0..<count).map { _ in Character(String(Int.random(in: 0...9))) })
     }
 
     /// Decodes `application/x-www-form-urlencoded`.
-    static func formDecode(_ text: String) -> [String: String] {
+    package static func formDecode(_ text: String) -> [String: String] {
         var result: [String: String] = [:]
         for pair in text.split(separator: "&") {
             let pieces = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -91,7 +91,7 @@ enum Encoding {
     }
 
     /// Base32 (RFC 4648 §6), for TOTP secrets.
-    static func base32Decode(_ text: String) -> [UInt8]? {
+    package static func base32Decode(_ text: String) -> [UInt8]? {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
         var bits = 0
         var value = 0
@@ -126,7 +126,7 @@ public enum TOTP {
     }
 
     /// Whether `code` is valid at `date`, allowing one step of clock drift either way.
-    static func verify(_ code: String, secret: String, at date: Date) -> Bool {
+    package static func verify(_ code: String, secret: String, at date: Date) -> Bool {
         [-30.0, 0, 30].contains { self.code(secret: secret, at: date.addingTimeInterval($0)) == code }
     }
 }
