@@ -78,8 +78,23 @@ let package = Package(
                 "CLatchkeySys",
                 "LatchkeyCore",
                 "LatchkeyTUI",
+                "LatchkeyDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // A small OpenID provider for `latchkey demo`, on loopback, sharing only the HTTP server
+        // and the token signer with the emulator (none of the client's code).
+        .target(
+            name: "DemoOpenIDProvider",
+            dependencies: ["IdentityToolkitEmulator", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
+        // `latchkey demo` without its screen: both demo providers in process, their files and a
+        // throw-away vault in a private directory, the SMS inbox and the demo browser.
+        .target(
+            name: "LatchkeyDemo",
+            dependencies: ["LatchkeyCore", "DemoOpenIDProvider", "IdentityToolkitEmulator"],
             swiftSettings: strictSettings
         ),
         // Test driver for the vault's crash-safety and locking tests (Tests/e2e/test_vault_durability.py).
@@ -121,6 +136,11 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTUITests", dependencies: ["LatchkeyTUI", "CNcursesw", "LatchkeyCore", "LatchkeyTestSupport"],
             swiftSettings: strictSettings),
+        .testTarget(
+            name: "LatchkeyDemoTests",
+            dependencies: ["LatchkeyDemo", "DemoOpenIDProvider", "IdentityToolkitEmulator", "LatchkeyCore", "LatchkeyTestSupport"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "LatchkeyCoreTests",
             dependencies: ["LatchkeyCore", "LatchkeyTestSupport"],
