@@ -56,6 +56,8 @@ public struct AppState: Sendable {
     /// Running over SSH (`$SSH_CONNECTION`): a browser started here would open on this remote
     /// machine, so sign-in asks first whether to paste the redirect URL or use a device code.
     public var isRemote = false
+    /// `latchkey demo`'s panel; nil outside the demo.
+    public var demo: DemoPanel?
     /// Accounts already refreshed ahead of expiry in this session, so a failure is not retried
     /// every tick (the person can still press `r`).
     var proactivelyRefreshed: Set<AccountSummary.ID> = []
@@ -187,6 +189,9 @@ public struct AppState: Sendable {
             return []
         case .notice(let text):
             message = Message(text: text, isError: false)
+            return []
+        case .demoInbox(let messages):
+            demo?.inbox = messages
             return []
         }
     }
@@ -379,6 +384,11 @@ public struct AppState: Sendable {
             paste.submitted = true
             screen.paste = paste
             return [.answer(.redirectURL(paste.entry.text))]
+        }
+        // The demo browser plays the person at the demo's own provider (`latchkey demo` only).
+        if demo != nil, key == .character("a"), screen.isLoopback, let url = screen.authorizationURL {
+            message = Message(text: "The demo browser is signing in as the demo user…", isError: false)
+            return [.demoBrowse(url)]
         }
         // While the browser round trip runs, p and d switch to the other ways to sign in.
         if screen.isLoopback, key == .character("p") || key == .character("d") {

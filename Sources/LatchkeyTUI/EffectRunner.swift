@@ -13,10 +13,14 @@ final class EffectRunner {
     /// Answers typed on screen for the sign-in waiting on one (a pasted URL, a password, a code).
     private let replies = PromptReplies()
     private var tasks: [Task<Void, Never>] = []
+    /// `latchkey demo`'s browser, the only one that can be driven from the screen.
+    private let demoBrowse: (@Sendable (URL) async throws -> Void)?
 
     init(
-        inbox: Inbox, service: AccountService, typedPassphrase: TypedPassphrase?, vaultPath: String, driver: any TerminalDriver
+        inbox: Inbox, service: AccountService, typedPassphrase: TypedPassphrase?, vaultPath: String, driver: any TerminalDriver,
+        demoBrowse: (@Sendable (URL) async throws -> Void)? = nil
     ) {
+        self.demoBrowse = demoBrowse
         self.inbox = inbox
         self.service = service
         self.typedPassphrase = typedPassphrase
@@ -42,6 +46,15 @@ final class EffectRunner {
             loadAccounts()
         case .startSignIn(let name, let mode):
             startSignIn(name, mode: mode)
+        case .demoBrowse(let url):
+            guard let demoBrowse else { return }
+            spawn { inbox in
+                do {
+                    try await demoBrowse(url)
+                } catch {
+                    inbox.post(.failed("\(error)"))
+                }
+            }
         case .cancelSignIn:
             signIn?.cancel()
             signIn = nil

@@ -28,6 +28,8 @@ public enum Event: Sendable {
     case failed(String)
     /// Something done, said on the message line.
     case notice(String)
+    /// `latchkey demo`: the SMS inbox changed.
+    case demoInbox([String])
 }
 
 /// How a sign-in started from the screen is going, as reported through `SignInInteraction`.
@@ -129,6 +131,8 @@ public enum Effect: Sendable, Equatable {
     case makeDefault(AccountSelector)
     /// Put `text` on the clipboard with OSC 52. Carries a token: never drawn, never logged.
     case writeClipboard(Secret)
+    /// `latchkey demo`: the demo browser signs in at this authorization URL.
+    case demoBrowse(URL)
     case beep
     case quit
 }

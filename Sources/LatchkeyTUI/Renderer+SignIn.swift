@@ -46,6 +46,9 @@ extension Renderer {
             }
             lines.append(line(width) { $0.append(" \(spin) Open this address in a browser on this machine,") })
             lines.append(line(width) { $0.append(" or press p to paste the redirect URL from elsewhere, d for a device code.") })
+            if state.demo != nil {
+                lines.append(line(width) { $0.append(" Demo: press a and the demo browser signs in as the demo user for you.", .accent) })
+            }
         } else {
             lines.append(line(width) { $0.append(" \(spin) Opening your browser… waiting for it to come back.") })
             lines.append(line(width) { $0.append(" If no browser opened, open this address:") })

@@ -13,7 +13,8 @@ public enum Renderer {
         guard size.isLargeEnough else { return tooSmall(size) }
         var lines: [[Frame.Span]] = [header(state, width: size.columns)]
         var links: [Frame.Hyperlink] = []
-        let bodyHeight = size.rows - 3
+        let panel = state.demo.map { demoPanel($0, width: size.columns, height: size.rows - 3) } ?? []
+        let bodyHeight = size.rows - 3 - panel.count
         var body: [[Frame.Span]]
         switch state.mode {
         case .unlock(let prompt): body = unlock(prompt, width: size.columns)
@@ -27,6 +28,7 @@ public enum Renderer {
         body = Array(body.prefix(bodyHeight))
         while body.count < bodyHeight { body.append(blank(size.columns)) }
         lines += body
+        lines += panel
         lines.append(messageLine(state, width: size.columns))
         lines.append(footer(state, width: size.columns))
         return Frame(size: size, lines: lines, links: links)
@@ -110,6 +112,7 @@ public enum Renderer {
                 keys = paste.submitted ? ["Esc cancel"] : ["⏎ submit", "Esc cancel"]
             } else if screen.isLoopback {
                 keys = ["p paste URL instead", "d device code instead", "Esc cancel"]
+                if state.demo != nil && screen.authorizationURL != nil { keys.insert("a demo browser", at: 0) }
             } else {
                 keys = ["Esc cancel"]
             }
@@ -132,6 +135,26 @@ public enum Renderer {
             keys.remove(at: keys.count - 3)
         }
         return line(width) { $0.append(" " + keys.joined(separator: separator), .dim) }
+    }
+
+    // MARK: - Demo panel
+
+    /// `latchkey demo`'s panel under the body: the notes, then the newest SMS messages. Left out
+    /// when the window is too short to keep six rows for the body.
+    static func demoPanel(_ panel: DemoPanel, width: Int, height: Int) -> [[Frame.Span]] {
+        let inboxRows = max(1, min(3, panel.inbox.count))
+        let count = 2 + panel.notes.count + inboxRows
+        guard height - count >= 6 else { return [] }
+        var lines: [[Frame.Span]] = [
+            line(width) { $0.append("── Demo " + String(repeating: "─", count: max(0, width - 8)), .accent) }
+        ]
+        lines += panel.notes.map { note in line(width) { $0.append(" " + safe(note)) } }
+        lines.append(line(width) { $0.append(" SMS inbox (the demo's phone):", .accent) })
+        if panel.inbox.isEmpty {
+            lines.append(line(width) { $0.append("   nothing yet: codes sent to the demo phones arrive here", .dim) })
+        }
+        lines += panel.inbox.suffix(inboxRows).map { text in line(width) { $0.append("   " + safe(text), .good) } }
+        return lines
     }
 
     // MARK: - List and detail

@@ -22,7 +22,7 @@ public enum Screen {
     /// `typedPassphrase` is the keystore's passphrase provider when the vault is to be unlocked
     /// by a prompt in the screen; nil when it is unlocked otherwise (`LATCHKEY_PASSPHRASE_FILE`).
     public static func run(
-        environment: [String: String], service: AccountService, typedPassphrase: TypedPassphrase?
+        environment: [String: String], service: AccountService, typedPassphrase: TypedPassphrase?, demo: DemoHooks? = nil
     ) throws(ScreenError) -> Outcome {
         // Handlers first: ncurses then leaves INT/TERM/HUP alone (it only takes over SIG_DFL) and
         // keeps SIGWINCH, which it turns into KEY_RESIZE.
@@ -38,11 +38,15 @@ public enum Screen {
         let inbox = Inbox(waker: terminal.waker)
         let runner = EffectRunner(
             inbox: inbox, service: service, typedPassphrase: typedPassphrase, vaultPath: LatchkeyPaths(environment: environment).vaultFile,
-            driver: terminal)
+            driver: terminal, demoBrowse: demo?.browse)
         let catalog = service.catalog
         defer { runner.cancelAll() }
         var state = AppState(providers: catalog.providers.map(ProviderSummary.init), now: Date(), size: terminal.size)
         state.isRemote = !(environment["SSH_CONNECTION"] ?? "").isEmpty
+        if let demo {
+            state.demo = DemoPanel(notes: demo.notes)
+            demo.watchInbox { messages in inbox.post(.demoInbox(messages)) }
+        }
         if !catalog.errors.isEmpty {
             state.message = AppState.Message(
                 text: "\(catalog.errors.count) provider file(s) have errors; run `latchkey providers check`.", isError: true)
