@@ -14,7 +14,8 @@ struct Latchkey: AsyncParsableCommand {
         version: LatchkeyVersion.current,
         subcommands: [
             ProvidersCommand.self, LoginCommand.self, StatusCommand.self, TokenCommand.self, ExecCommand.self, RefreshCommand.self,
-            DefaultCommand.self, LogoutCommand.self, UnlockCommand.self, LockCommand.self, ScreenCommand.self, DoctorCommand.self,
+            DefaultCommand.self, LogoutCommand.self, UnlockCommand.self, LockCommand.self, ScreenCommand.self, DemoCommand.self,
+            DoctorCommand.self,
             GitCredentialCommand.self,
         ],
         // In a terminal, `latchkey` alone opens the screen; in pipes and scripts it prints the status.

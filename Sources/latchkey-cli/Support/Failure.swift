@@ -29,7 +29,7 @@ enum Failure {
     }
 
     /// Runs a command body; a failure is printed on stderr as `latchkey: message` and becomes the exit status.
-    static func reporting(_ body: () async throws -> Void) async throws {
+    static func reporting(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void) async throws {
         do {
             try await body()
         } catch let error as any LatchkeyError {

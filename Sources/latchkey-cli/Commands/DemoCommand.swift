@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import LatchkeyCore
+import LatchkeyDemo
+import LatchkeyTUI
+import Synchronization
+
+/// The signal that ends `latchkey demo --no-tui`, recorded by its handler.
+private let demoSignal = Atomic<Int32>(0)
+
+/// `latchkey demo`: the whole product with no account anywhere. Two providers run in this
+/// process on loopback (an OpenID provider and the Identity Toolkit emulator with SMS second
+/// factors) and the screen opens on a throw-away vault in a private temporary directory.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Try Latchkey with two demo providers served on loopback; nothing is written outside a temporary directory.")
+
+    @Option(name: .long, help: "Keep the demo's vault at this path when the demo ends (it must not exist yet).")
+    var vault: String?
+
+    @Flag(name: .customLong("no-tui"), help: "Serve the demo providers without the screen and print the environment that uses them.")
+    var noTUI = false
+
+    @Option(name: .long, help: .hidden)
+    var browse: String?
+
+    @MainActor
+    func run() async throws {
+        try await Failure.reporting {
+            if let browse {
+                // The demo browser for scripts: `BROWSER` as printed by `latchkey demo --no-tui`.
+                guard let url = URL(string: browse) else { throw ValidationError("--browse needs a URL") }
+                try await DemoBrowser.demoUser.signIn(at: url)
+                return
+            }
+            let session = try await DemoSession.start(environment: ProcessInfo.processInfo.environment, keepVaultAt: vault)
+            let signal = noTUI ? await serveUntilSignal(session) : showScreen(session)
+            if let kept = await session.close() {
+                Output.info("Kept the demo vault at \(kept) (passphrase: \(DemoSession.keptVaultPassphrase)).")
+            }
+            if let signal { throw ExitCode(128 + signal) }
+        }
+    }
+
+    /// The screen with the demo panel; returns the signal that closed it, if one did.
+    @MainActor
+    private func showScreen(_ session: DemoSession) -> Int32? {
+        let composition = session.composition()
+        let hooks = DemoHooks(
+            notes: session.credentials, watchInbox: { show in session.sms.onChange(show) },
+            browse: { url in try await DemoBrowser.demoUser.signIn(at: url) })
+        do {
+            let outcome = try Screen.run(environment: session.environment, service: composition.service, typedPassphrase: nil, demo: hooks)
+            if case .interrupted(let signal) = outcome { return signal }
+        } catch {
+            Output.error("\(error.description); `latchkey demo --no-tui` runs the demo providers without the screen.")
+        }
+        return nil
+    }
+
+    /// `--no-tui`: prints the environment (shell syntax) that points `latchkey` at the demo, then
+    /// serves until SIGINT, SIGTERM or SIGHUP.
+    private func serveUntilSignal(_ session: DemoSession) async -> Int32? {
+        for number in [SIGINT, SIGTERM, SIGHUP] { Foundation.signal(number) { demoSignal.store($0, ordering: .relaxed) } }
+        let browser = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var lines = [
+            "LATCHKEY_PROVIDERS_DIR", "LATCHKEY_PASSPHRASE_FILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
+        ]
+        .map { "export \($0)=\(Self.shellQuoted(session.environment[$0] ?? ""))" }
+        lines.append("export BROWSER=\(Self.shellQuoted("\(browser) demo --browse %s"))")
+        lines.append("export LATCHKEY_DEMO_SMS_URL=\(Self.shellQuoted(session.smsURL))")
+        lines.append("# latchkey demo is running: \(session.credentials.joined(separator: "; ")). Stop it with Ctrl-C.")
+        Output.result(lines.joined(separator: "\n"))
+        while true {
+            let number = demoSignal.load(ordering: .relaxed)
+            if number != 0 { return number }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    static func shellQuoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+}

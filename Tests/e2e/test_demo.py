@@ -1,0 +1,135 @@
+"""`latchkey demo`: the whole product with no account anywhere, in a real terminal (tmux) and
+for scripts (`--no-tui`). Both demo providers run inside the latchkey process."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from conftest import LATCHKEY_BIN, Latchkey
+from tui_support import tmux  # noqa: F401  (fixture)
+
+CODE = re.compile(r"use the code (\d{6})")
+
+
+def demo_env(lk: Latchkey, **extra) -> dict:
+    """A person with nothing configured: no providers dir, no passphrase file, no browser on PATH."""
+    empty = lk.root / "empty-bin"
+    empty.mkdir(exist_ok=True)
+    settings = {"TERM": "tmux-256color", "NO_COLOR": None, "BROWSER": None, "PATH": str(empty),
+                "LATCHKEY_PROVIDERS_DIR": None, "LATCHKEY_PASSPHRASE_FILE": None}
+    settings.update(extra)
+    return lk.env(**settings)
+
+
+def demo_command(*args: str) -> str:
+    return " ".join(shlex.quote(a) for a in [str(LATCHKEY_BIN), "demo", *args])
+
+
+def leftovers(lk: Latchkey) -> list[Path]:
+    """Anything the demo could have left: its TMPDIR, HOME and the XDG directories."""
+    out = []
+    for d in (lk.tmp, lk.home, lk.config, lk.data):
+        out.extend(d.rglob("*"))
+    return out
+
+
+def test_demo_signs_in_to_both_providers_from_the_screen_with_no_browser_and_leaves_nothing(tmux, lk):
+    out = lk.root / "stty"
+    command = f"stty -a > {out}.before; {demo_command()}; echo $? > {out}.rc; stty -a > {out}.after"
+    tmux.start(command, demo_env(lk))
+    text = tmux.wait_text("q quit")
+    assert "Demo OpenID" in text and "Demo Firebase (SMS)" in text
+    assert "user ada, password lovelace-demo" in text, "the demo credentials are on the screen"
+    assert "SMS inbox" in text
+    demo_dirs = list(lk.tmp.glob("latchkey-demo.*"))
+    assert len(demo_dirs) == 1 and (demo_dirs[0].stat().st_mode & 0o777) == 0o700
+
+    # The OpenID provider: no browser can be started, so `a` lets the demo browser play the person.
+    tmux.send("Enter")
+    tmux.wait_text("No browser could be opened")
+    tmux.wait_text("a demo browser")
+    tmux.send("a")
+    text = tmux.wait_text("Signed in to Demo OpenID as", timeout=30)
+
+    # The firebase provider: password, then the SMS code read from the screen's inbox panel.
+    tmux.send("G")
+    tmux.send("Enter")
+    tmux.wait_text("Email and password")
+    tmux.send("-l", "ada@demo.test")
+    tmux.send("Enter")
+    tmux.send("-l", "lovelace-demo")
+    tmux.wait_text("•" * 13)
+    tmux.send("Enter")
+    text = tmux.wait_text("Use which one?", timeout=30)
+    assert "Work phone  +*******1234" in text and "Personal  +*******0815" in text
+    tmux.send("1")
+    tmux.wait_text("Code sent to +*******1234 by SMS.")
+    text = tmux.wait_for(lambda t: CODE.search(t) is not None, what="the code in the inbox panel")
+    tmux.send("-l", CODE.search(text).group(1))
+    tmux.send("Enter")
+    text = tmux.wait_text("Signed in to Demo Firebase (SMS) as ada@demo.test", timeout=30)
+    assert "(second factor: phone)" in text
+
+    tmux.send("q")
+    tmux.wait_for(lambda _: (lk.root / "stty.after").exists() and (lk.root / "stty.after").stat().st_size > 0,
+                  what="stty after the demo")
+    assert (lk.root / "stty.rc").read_text().strip() == "0"
+    assert (lk.root / "stty.after").read_text() == (lk.root / "stty.before").read_text(), "terminal restored"
+    assert leftovers(lk) == [], "the demo leaves no file behind"
+
+
+def test_ctrl_c_ends_the_demo_and_removes_its_directory(tmux, lk):
+    out = lk.root / "rc"
+    tmux.start(f"trap : INT; {demo_command()}; echo $? > {out}", demo_env(lk))
+    tmux.wait_text("q quit")
+    assert list(lk.tmp.glob("latchkey-demo.*"))
+    tmux.send("C-c")
+    tmux.wait_for(lambda _: out.exists() and out.stat().st_size > 0, what="the demo to exit")
+    assert out.read_text().strip() == "130"
+    assert leftovers(lk) == []
+
+
+def start_headless(lk: Latchkey, *args: str) -> tuple[subprocess.Popen, dict]:
+    """`latchkey demo --no-tui`, and the environment it prints for scripts."""
+    popen = subprocess.Popen([str(LATCHKEY_BIN), "demo", "--no-tui", *args], env=demo_env(lk, TERM="dumb"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    exports = {}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = popen.stdout.readline()
+        assert line, f"demo --no-tui ended early: {popen.stderr.read()}"
+        if line.startswith("# latchkey demo is running"):
+            return popen, exports
+        name, _, value = line.removeprefix("export ").rstrip("\n").partition("=")
+        exports[name] = shlex.split(value)[0]
+    raise AssertionError("demo --no-tui printed no ready line")
+
+
+def test_demo_without_the_screen_serves_both_providers_to_scripts(lk):
+    kept = lk.root / "kept-vault"
+    popen, exports = start_headless(lk, "--vault", str(kept))
+    try:
+        env = {**exports, "PATH": os.environ["PATH"]}
+        login = lk.run("login", "demo-openid", "--timeout", "30", env=env)
+        assert login.code == 0, login
+        status = json.loads(lk.run("status", "--json", env=env).stdout)["accounts"]
+        assert [(a["provider"], a["account"]) for a in status] == [("demo-openid", "ada@demo.test")]
+        token = lk.run("token", "demo-openid", env=env).stdout.strip()
+        assert token
+        with urllib.request.urlopen(exports["LATCHKEY_DEMO_SMS_URL"]) as answer:
+            assert json.load(answer) == {"verificationCodes": []}
+    finally:
+        popen.send_signal(signal.SIGTERM)
+        assert popen.wait(30) == 128 + signal.SIGTERM
+    assert "Kept the demo vault at" in popen.stderr.read()
+    assert kept.exists() and token.encode() not in kept.read_bytes(), "the kept vault is encrypted"
+    assert not Path(exports["LATCHKEY_PROVIDERS_DIR"]).exists()
+    assert [p for p in leftovers(lk)] == []
