@@ -126,7 +126,8 @@ struct LoopbackListenerTests {
         await listener.close()
         #expect(request == nil)
         #expect(elapsed >= .milliseconds(150))
-        #expect(elapsed < .seconds(5))
+        // Without the deadline it would wait for ever; the bound leaves room for a loaded machine.
+        #expect(elapsed < .seconds(30))
     }
 
     @Test("after close nothing is waited for and the port no longer answers")

@@ -105,7 +105,8 @@ struct SignInFlowTests {
         await #expect(throws: SignInError.pasteTimedOut(provider: "corp", seconds: 120)) {
             try await service.signIn(provider: server.provider, mode: .paste, interaction: person, timeout: .seconds(120))
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Far under the 120 s the fixed clock skipped, with room for a loaded machine.
+        #expect(ContinuousClock.now - started < .seconds(60))
         #expect(try await keystore.records().isEmpty)
     }
 
