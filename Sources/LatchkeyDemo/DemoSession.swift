@@ -107,11 +107,13 @@ public final class DemoSession: Sendable {
         "\(firebase.baseURL.absoluteString)/emulator/v1/projects/\(Self.firebaseConfiguration.projectID)/verificationCodes"
     }
 
-    /// Lines for the demo panel: who to sign in as at each provider.
-    public var credentials: [String] {
+    /// Lines for the demo panel: who to sign in as at each provider, and what the demo's phone
+    /// app (the enrolled TOTP factor) shows at `date`.
+    public func notes(at date: Date = Date()) -> [String] {
         [
-            "Demo OpenID: user \(Self.openIDUsername), password \(Self.password) (key a lets the demo browser sign in)",
-            "Demo Firebase (SMS): \(Self.firebaseEmail), password \(Self.password); SMS codes arrive below",
+            "Demo OpenID: user \(Self.openIDUsername), password \(Self.password) (a: the demo browser signs in)",
+            "Demo Firebase (SMS): \(Self.firebaseEmail), password \(Self.password); "
+                + "Phone app shows \(TOTP.code(secret: Self.totpSecret, at: date) ?? "?")",
         ]
     }
 
@@ -141,10 +143,13 @@ public final class DemoSession: Sendable {
                     mfaInfo: [
                         .init(mfaEnrollmentId: "work-phone", displayName: "Work phone", phoneInfo: "+15555551234"),
                         .init(mfaEnrollmentId: "personal-phone", displayName: "Personal", phoneInfo: "+447700900815"),
-                        .init(mfaEnrollmentId: "authenticator", displayName: "Phone app", totpSecret: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"),
+                        .init(mfaEnrollmentId: "authenticator", displayName: "Phone app", totpSecret: totpSecret),
                     ])
             ])
     }
+
+    /// The TOTP secret (RFC 6238, base32) of the demo's phone app.
+    static let totpSecret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
 
     static func openIDProviderFile(issuer: String, redirectPath: String) -> String {
         """

@@ -190,8 +190,8 @@ public struct AppState: Sendable {
         case .notice(let text):
             message = Message(text: text, isError: false)
             return []
-        case .demoInbox(let messages):
-            demo?.inbox = messages
+        case .demoPanel(let panel):
+            demo = panel
             return []
         }
     }

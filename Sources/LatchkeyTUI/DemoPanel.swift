@@ -13,20 +13,19 @@ public struct DemoPanel: Sendable, Equatable {
     }
 }
 
-/// What `latchkey demo` lends the screen: the panel's notes, its SMS inbox, and the demo browser.
+/// What `latchkey demo` lends the screen: its panel, and the demo browser.
 public struct DemoHooks: Sendable {
-    public var notes: [String]
-    /// Called once with a function that puts the inbox (oldest first) on the screen.
-    public var watchInbox: @Sendable (_ show: @escaping @Sendable ([String]) -> Void) -> Void
+    /// Called once with a function that puts a new panel on the screen (an SMS arrived, the
+    /// phone app's code changed).
+    public var watch: @Sendable (_ show: @escaping @Sendable (DemoPanel) -> Void) -> Void
     /// Plays the person in a browser at an authorization URL (the `a` key on a sign-in screen).
     public var browse: @Sendable (URL) async throws -> Void
 
     public init(
-        notes: [String], watchInbox: @escaping @Sendable (_ show: @escaping @Sendable ([String]) -> Void) -> Void,
+        watch: @escaping @Sendable (_ show: @escaping @Sendable (DemoPanel) -> Void) -> Void,
         browse: @escaping @Sendable (URL) async throws -> Void
     ) {
-        self.notes = notes
-        self.watchInbox = watchInbox
+        self.watch = watch
         self.browse = browse
     }
 }

@@ -28,8 +28,8 @@ public enum Event: Sendable {
     case failed(String)
     /// Something done, said on the message line.
     case notice(String)
-    /// `latchkey demo`: the SMS inbox changed.
-    case demoInbox([String])
+    /// `latchkey demo`: the panel changed (an SMS arrived, the phone app's code changed).
+    case demoPanel(DemoPanel)
 }
 
 /// How a sign-in started from the screen is going, as reported through `SignInInteraction`.

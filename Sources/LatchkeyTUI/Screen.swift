@@ -44,8 +44,8 @@ public enum Screen {
         var state = AppState(providers: catalog.providers.map(ProviderSummary.init), now: Date(), size: terminal.size)
         state.isRemote = !(environment["SSH_CONNECTION"] ?? "").isEmpty
         if let demo {
-            state.demo = DemoPanel(notes: demo.notes)
-            demo.watchInbox { messages in inbox.post(.demoInbox(messages)) }
+            state.demo = DemoPanel(notes: [])
+            demo.watch { panel in inbox.post(.demoPanel(panel)) }
         }
         if !catalog.errors.isEmpty {
             state.message = AppState.Message(

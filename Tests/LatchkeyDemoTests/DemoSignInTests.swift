@@ -68,6 +68,23 @@ struct DemoSignInTests {
         }
     }
 
+    @Test("the demo's phone app shows the TOTP code the emulator accepts")
+    func firebaseSignInWithThePhoneApp() async throws {
+        try await withDemo { session, service in
+            let provider = try service.catalog.provider(named: DemoSession.firebaseName)
+            let person = ScriptedPerson(
+                credentials: PasswordCredentials(email: DemoSession.firebaseEmail, password: Secret(DemoSession.password)),
+                choose: { hints in hints.first { $0.kind == .totp } },
+                answer: { _, _ in
+                    let shown = session.notes().joined().firstMatch(of: #/Phone app shows (\d{6})/#).map { String($0.1) }
+                    return shown.map { .code(Secret($0)) } ?? .cancel
+                })
+            let (record, _) = try await service.signIn(provider: provider, interaction: person, timeout: .seconds(30))
+            #expect(record.secondFactor == "totp")
+            #expect(session.sms.all.isEmpty, "no SMS for an authenticator app")
+        }
+    }
+
     @Test("closing the demo removes its directory, or moves the vault out when asked to keep it")
     func closeRemovesEverything() async throws {
         let parent = FileManager.default.temporaryDirectory.appendingPathComponent("demo-close-\(UUID().uuidString)").path

@@ -46,7 +46,7 @@ struct DemoPanelTests {
         #expect(lines(state).contains { $0.contains("nothing yet") })
         let messages =
             (1...5).map { "12:00:0\($0)  To sign in using +15555551234, use the code 00000\($0)." } + ["evil \u{1B}]52;c;x\u{07}"]
-        _ = state.handle(.demoInbox(messages))
+        _ = state.handle(.demoPanel(DemoPanel(notes: state.demo!.notes, inbox: messages)))
         let screen = lines(state)
         #expect(screen.contains { $0.contains("user ada, password lovelace-demo") })
         #expect(!screen.contains { $0.contains("000001") }, "only the newest three fit")

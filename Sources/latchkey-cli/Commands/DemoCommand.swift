@@ -48,7 +48,16 @@ struct DemoCommand: AsyncParsableCommand {
     private func showScreen(_ session: DemoSession) -> Int32? {
         let composition = session.composition()
         let hooks = DemoHooks(
-            notes: session.credentials, watchInbox: { show in session.sms.onChange(show) },
+            watch: { show in
+                session.sms.onChange { inbox in show(DemoPanel(notes: session.notes(), inbox: inbox)) }
+                // The phone app's code changes every 30 s.
+                Task.detached {
+                    while true {
+                        try? await Task.sleep(for: .seconds(1))
+                        show(DemoPanel(notes: session.notes(), inbox: session.sms.all))
+                    }
+                }
+            },
             browse: { url in try await DemoBrowser.demoUser.signIn(at: url) })
         do {
             let outcome = try Screen.run(environment: session.environment, service: composition.service, typedPassphrase: nil, demo: hooks)
@@ -70,7 +79,7 @@ struct DemoCommand: AsyncParsableCommand {
         .map { "export \($0)=\(Self.shellQuoted(session.environment[$0] ?? ""))" }
         lines.append("export BROWSER=\(Self.shellQuoted("\(browser) demo --browse %s"))")
         lines.append("export LATCHKEY_DEMO_SMS_URL=\(Self.shellQuoted(session.smsURL))")
-        lines.append("# latchkey demo is running: \(session.credentials.joined(separator: "; ")). Stop it with Ctrl-C.")
+        lines.append("# latchkey demo is running: \(session.notes().joined(separator: "; ")). Stop it with Ctrl-C.")
         Output.result(lines.joined(separator: "\n"))
         while true {
             let number = demoSignal.load(ordering: .relaxed)
