@@ -1,5 +1,5 @@
 // `latchkey`: answers `latchkey token NAME` from the kernel keyring when it can, and otherwise
-// hands the whole command line to `latchkey-cli`, installed beside it.
+// hands the whole command line to `latchkey-cli`, installed in ../libexec/latchkey/ or beside it.
 //
 // Two executables because the hot path must start in well under a millisecond: this one links
 // only the Swift standard library (statically, in release builds), while the full command line
