@@ -13,6 +13,8 @@ public enum FailureCategory: Sendable, Equatable {
     case rejected
     /// The keystore is locked, the passphrase is wrong, or the vault is unreadable or unsafe.
     case keystore
+    /// A file the person asked for could not be created: it exists already, or its directory refuses it.
+    case cannotCreate
     /// A bug or an environment problem Latchkey did not expect.
     case unexpected
 }

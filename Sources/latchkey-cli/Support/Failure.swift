@@ -15,6 +15,7 @@ enum Failure {
         case .unavailable: return 69  // EX_UNAVAILABLE
         case .rejected: return 76  // EX_PROTOCOL
         case .keystore: return 77  // EX_NOPERM
+        case .cannotCreate: return 73  // EX_CANTCREAT
         case .unexpected: return 1
         }
     }
