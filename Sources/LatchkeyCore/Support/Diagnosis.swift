@@ -133,7 +133,7 @@ public struct Diagnosis: Sendable {
                 Finding(
                     .warning, "providers", "none found in \(searched.joined(separator: ", "))",
                     fix:
-                        "copy a preset from providers.d/ in the source tree into \(directories[0]) and set its client_id; see latchkey-providers(5)"
+                        "`latchkey providers add NAME` copies a preset (`latchkey providers presets` lists them) into \(directories[0]); then set its client_id; see latchkey-providers(5)"
                 ))
         } else {
             findings.append(

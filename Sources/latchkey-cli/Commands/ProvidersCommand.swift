@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import LatchkeyCore
 import LatchkeyTUI
 
@@ -6,7 +7,7 @@ struct ProvidersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "providers",
         abstract: "List the configured identity providers and any errors in their files.",
-        subcommands: [ListProviders.self, CheckProviders.self],
+        subcommands: [ListProviders.self, CheckProviders.self, ListPresets.self, AddProvider.self],
         defaultSubcommand: ListProviders.self)
 }
 
@@ -22,8 +23,9 @@ struct ListProviders: AsyncParsableCommand {
             return
         }
         if catalog.providers.isEmpty && catalog.errors.isEmpty {
+            let directory = ProviderCatalog.searchDirectories(environment: ProcessInfo.processInfo.environment)[0]
             Output.info(
-                "No providers configured. Copy a file from the presets (providers.d/ in the source tree) into ~/.config/latchkey/providers.d/; see latchkey-providers(5)."
+                "No providers configured. `latchkey providers presets` lists the presets and `latchkey providers add NAME` copies one into \(directory); see latchkey-providers(5)."
             )
         }
         for entry in ProvidersReport(catalog).providers {
@@ -43,6 +45,51 @@ struct CheckProviders: AsyncParsableCommand {
         for error in catalog.errors { Output.info(error.description) }
         guard catalog.errors.isEmpty else { throw ExitCode(Failure.exitCode(for: .configuration)) }
         Output.info("\(catalog.providers.count) provider(s), no errors.")
+    }
+}
+
+struct ListPresets: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "presets", abstract: "List the provider presets installed with Latchkey, ready to copy with `providers add`.")
+
+    func run() async throws {
+        let installed = ProviderPresets(environment: ProcessInfo.processInfo.environment)
+        if installed.presets.isEmpty {
+            Output.info("No presets found in \(installed.directories.joined(separator: ", ")); \(ProviderPresets.whereToFind).")
+        }
+        for preset in installed.presets { Output.result("\(preset.name)\t\(preset.displayName ?? "-")\t\(preset.file)") }
+    }
+}
+
+struct AddProvider: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Copy a preset into your providers.d directory (never over an existing file), then check it.")
+
+    @Argument(help: "The preset's name, as `providers presets` lists it.") var preset: String
+    @Option(name: .customLong("client-id"), help: "The client ID you registered at the provider, written into the copy.")
+    var clientID: String?
+
+    func run() async throws {
+        try await Failure.reporting {
+            let environment = ProcessInfo.processInfo.environment
+            let directories = ProviderCatalog.searchDirectories(environment: environment)
+            let file = try ProviderPresets(environment: environment).add(preset, clientID: clientID, into: directories[0])
+            Output.info("Added \(file).")
+            // The whole catalog, not the file alone: a copy can clash with another file's redirect path.
+            let errors = ProviderCatalog.load(directories: directories).errors.filter { $0.file == file }
+            for error in errors { Output.info("  \(error)") }
+            if !errors.isEmpty {
+                Output.info("Fix the errors above in \(file), then `latchkey providers check`.")
+            } else if clientID == nil {
+                Output.info(
+                    "Next: register a client as the comments in \(file) say, set its client_id there, then `latchkey login \(preset)`.")
+            } else {
+                Output.info(
+                    "Next: check the comments in \(file) for anything else to set (an issuer, a tenant), then `latchkey login \(preset)`."
+                )
+            }
+        }
     }
 }
 
