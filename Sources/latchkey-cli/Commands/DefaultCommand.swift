@@ -6,7 +6,7 @@ struct DefaultCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "default", abstract: "Make an account the one `PROVIDER` alone selects when the provider has several.")
 
-    @Argument(help: "PROVIDER:ACCOUNT (the account's email/name or subject).") var selector: String
+    @Argument(help: "PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers) var selector: String
 
     @OptionGroup var options: KeystoreOptions
 

@@ -18,7 +18,8 @@ struct ExecCommand: AsyncParsableCommand {
     static let accessTokenVariable = "LATCHKEY_ACCESS_TOKEN"
     static let idTokenVariable = "LATCHKEY_ID_TOKEN"
 
-    @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).") var selector: String
+    @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers)
+    var selector: String
     @Flag(name: .customLong("id-token"), help: "Also set LATCHKEY_ID_TOKEN to the account's ID token.") var idToken = false
     @Option(name: .customLong("min-ttl"), help: "Refresh first when the token expires within this many seconds.") var minimumLifetime: Int =
         60

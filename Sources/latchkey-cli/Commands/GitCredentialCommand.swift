@@ -12,7 +12,9 @@ struct GitCredentialCommand: AsyncParsableCommand {
             "Use it with git config --global credential.helper '!latchkey git-credential'. Hosts no provider maps, and protocols other than https, get no answer, so git asks its other helpers. store and erase do nothing: the account stays signed in."
     )
 
-    @Argument(help: "The operation git asks for: get, store or erase (any other is ignored, as gitcredentials(7) asks).")
+    @Argument(
+        help: "The operation git asks for: get, store or erase (any other is ignored, as gitcredentials(7) asks).",
+        completion: .list(["get", "store", "erase"]))
     var operation: String
     @Option(name: .customLong("min-ttl"), help: "Refresh first when the token expires within this many seconds.") var minimumLifetime: Int =
         60

@@ -7,7 +7,8 @@ struct LoginCommand: AsyncParsableCommand {
         abstract: "Sign in to a provider through the system browser (or by pasting, or with a device code).")
 
     @Argument(
-        help: "The provider's name (its file name in providers.d without .toml), or PROVIDER:ACCOUNT to sign in again as that account.")
+        help: "The provider's name (its file name in providers.d without .toml), or PROVIDER:ACCOUNT to sign in again as that account.",
+        completion: Completions.providers)
     var provider: String
     @Flag(help: "Paste the final redirect URL instead of listening on the loopback interface (for SSH sessions).") var paste = false
     @Flag(help: "Use the device authorization grant (RFC 8628): enter a code on any device.") var device = false

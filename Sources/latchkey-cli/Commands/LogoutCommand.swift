@@ -7,7 +7,7 @@ struct LogoutCommand: AsyncParsableCommand {
         commandName: "logout",
         abstract: "Revoke an account's refresh token at the provider (RFC 7009) and forget the account.")
 
-    @Argument(help: "PROVIDER or PROVIDER:ACCOUNT.") var selector: String
+    @Argument(help: "PROVIDER or PROVIDER:ACCOUNT.", completion: Completions.providers) var selector: String
 
     @OptionGroup var options: KeystoreOptions
 

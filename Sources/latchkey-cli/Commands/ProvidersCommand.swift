@@ -66,7 +66,7 @@ struct AddProvider: AsyncParsableCommand {
         commandName: "add",
         abstract: "Copy a preset into your providers.d directory (never over an existing file), then check it.")
 
-    @Argument(help: "The preset's name, as `providers presets` lists it.") var preset: String
+    @Argument(help: "The preset's name, as `providers presets` lists it.", completion: Completions.presets) var preset: String
     @Option(name: .customLong("client-id"), help: "The client ID you registered at the provider, written into the copy.")
     var clientID: String?
 

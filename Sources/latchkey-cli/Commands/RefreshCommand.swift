@@ -7,7 +7,7 @@ struct RefreshCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh", abstract: "Refresh an account's tokens now, even when they are still valid.")
 
-    @Argument(help: "PROVIDER or PROVIDER:ACCOUNT.") var selector: String
+    @Argument(help: "PROVIDER or PROVIDER:ACCOUNT.", completion: Completions.providers) var selector: String
 
     @OptionGroup var options: KeystoreOptions
 

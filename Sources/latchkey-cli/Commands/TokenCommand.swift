@@ -7,7 +7,8 @@ struct TokenCommand: AsyncParsableCommand {
         commandName: "token",
         abstract: "Print a valid access token (refreshing it first when needed) and nothing else.")
 
-    @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).") var selector: String
+    @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers)
+    var selector: String
     @Flag(name: .customLong("id-token"), help: "Print the ID token instead of the access token.") var idToken = false
     @Option(name: .customLong("min-ttl"), help: "Refresh first when the token expires within this many seconds.") var minimumLifetime: Int =
         60

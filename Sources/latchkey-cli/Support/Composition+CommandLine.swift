@@ -15,6 +15,7 @@ extension Composition {
 struct KeystoreOptions: ParsableArguments {
     @Option(
         help: "The keystore: vault (encrypted file, the default) or secret-service (desktop keyring); overrides config.toml.",
+        completion: .list(LatchkeyConfiguration.KeystoreBackend.allCases.map(\.rawValue)),
         transform: { text in
             guard let backend = LatchkeyConfiguration.KeystoreBackend(rawValue: text) else {
                 throw ValidationError("--keystore must be vault or secret-service")
