@@ -189,7 +189,7 @@ public enum Renderer {
                 line(width) {
                     $0.append(
                         state.providers.isEmpty
-                            ? " No providers configured: add a file to providers.d (see latchkey-providers(5))."
+                            ? " No providers configured: `latchkey providers add PRESET` adds one; `latchkey demo` shows two."
                             : " Nothing matches the filter.", .dim)
                 })
         }
