@@ -62,28 +62,59 @@ public struct ProviderSummary: Sendable, Equatable {
     public var issuer: String?
     public var redirectURITemplate: String
     public var scopes: [String]
-    public var redirectMode: OAuthClient.RedirectMode
     /// `client_id`: named on the device-code screen, so a person can tell whose request it is.
     public var clientID: String
-    /// A `kind = "firebase"` provider: a first factor, then a second factor, in the screen.
-    public var isFirebase: Bool
-    /// `first_factor = "provider:NAME"`: the OpenID provider whose sign-in is this firebase
-    /// provider's first factor (nil: email and password).
-    public var firstFactorProvider: String?
+    public var signIn: SignInSteps
+
+    /// How a sign-in at a provider goes on the screen: the one place the screen learns what a
+    /// provider's kind means (`init(_:)`), so keys and frames ask about steps, not kinds.
+    public enum SignInSteps: Sendable, Equatable {
+        /// The browser, paste or device screens (`oidc`, `oauth2`).
+        case redirect(OAuthClient.RedirectMode)
+        /// The second-factor screens (`firebase`): email and password first, or, with
+        /// `first_factor = "provider:NAME"`, the browser screens of that provider; then a second
+        /// factor. Its accounts can enroll a phone.
+        case secondFactor(firstFactorProvider: String?)
+    }
 
     public init(
-        name: String, displayName: String, issuer: String?, redirectURITemplate: String, scopes: [String],
-        redirectMode: OAuthClient.RedirectMode, clientID: String = "", isFirebase: Bool = false, firstFactorProvider: String? = nil
+        name: String, displayName: String, issuer: String?, redirectURITemplate: String, scopes: [String], clientID: String = "",
+        signIn: SignInSteps
     ) {
         self.name = name
         self.displayName = displayName
         self.issuer = issuer
         self.redirectURITemplate = redirectURITemplate
         self.scopes = scopes
-        self.redirectMode = redirectMode
         self.clientID = clientID
-        self.isFirebase = isFirebase
-        self.firstFactorProvider = firstFactorProvider
+        self.signIn = signIn
+    }
+
+    /// The redirect mode of a browser, paste or device sign-in; nil for the second-factor screens.
+    public var redirectMode: OAuthClient.RedirectMode? {
+        guard case .redirect(let mode) = signIn else { return nil }
+        return mode
+    }
+
+    /// The OpenID provider whose sign-in is the first factor, if there is one.
+    public var firstFactorProvider: String? {
+        guard case .secondFactor(let name) = signIn else { return nil }
+        return name
+    }
+
+    /// Accounts of this provider can enroll a phone as a second factor (`e`).
+    public var enrollsPhones: Bool {
+        guard case .secondFactor = signIn else { return false }
+        return true
+    }
+
+    /// The detail pane's "Sign-in" line.
+    var signInDescription: String {
+        switch signIn {
+        case .redirect(let mode): return mode.rawValue
+        case .secondFactor(nil): return "email and password, then a second factor"
+        case .secondFactor(let name?): return "a sign-in at \(name), then a second factor"
+        }
     }
 
     public init(_ provider: Provider) {
@@ -91,14 +122,14 @@ public struct ProviderSummary: Sendable, Equatable {
         case .oidc(let client), .oauth2(let client):
             self.init(
                 name: provider.name, displayName: provider.displayName, issuer: client.issuer,
-                redirectURITemplate: provider.oauth?.redirectURITemplate ?? "", scopes: client.scopes, redirectMode: client.redirectMode,
-                clientID: client.clientID)
+                redirectURITemplate: provider.oauth?.redirectURITemplate ?? "", scopes: client.scopes, clientID: client.clientID,
+                signIn: .redirect(client.redirectMode))
         case .firebase(let settings):
             var firstFactor: String?
             if case .provider(let name) = settings.firstFactor { firstFactor = name }
             self.init(
                 name: provider.name, displayName: provider.displayName, issuer: settings.issuer, redirectURITemplate: "—", scopes: [],
-                redirectMode: .loopback, clientID: settings.projectID, isFirebase: true, firstFactorProvider: firstFactor)
+                clientID: settings.projectID, signIn: .secondFactor(firstFactorProvider: firstFactor))
         }
     }
 }

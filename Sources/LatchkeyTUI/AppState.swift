@@ -425,7 +425,7 @@ public struct AppState: Sendable {
             guard let provider = selectedProvider else { return [.beep] }
             providerErrors[provider.name] = nil
             message = nil
-            if provider.isFirebase {
+            if case .secondFactor = provider.signIn {
                 if isRemote, let first = provider.firstFactorProvider.flatMap(self.provider(named:)), first.redirectMode == .loopback {
                     mode = .signIn(SignInScreen(provider: first.name, startedAt: now, choosingMode: true, firstFactorOf: provider.name))
                     return []
@@ -440,7 +440,7 @@ public struct AppState: Sendable {
             mode = .signIn(SignInScreen(provider: provider.name, startedAt: now))
             return [.startSignIn(provider: provider.name)]
         case .character("e"):
-            guard let account = selectedAccountOrOnlyOne, provider(named: account.id.provider)?.isFirebase == true else {
+            guard let account = selectedAccountOrOnlyOne, provider(named: account.id.provider)?.enrollsPhones == true else {
                 message = Message(text: "e enrolls a phone on a signed-in firebase account; select one first.", isError: true)
                 return [.beep]
             }

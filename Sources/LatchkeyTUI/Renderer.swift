@@ -124,7 +124,7 @@ public enum Renderer {
             } else {
                 let enter = state.selectedAccount == nil ? "⏎ sign in" : "⏎ add account"
                 keys = ["↑↓ move", enter, "r refresh", "x sign out", "c copy token", "/ filter", "? help", "q quit"]
-                if let account = state.selectedAccount, state.provider(named: account.id.provider)?.isFirebase == true {
+                if let account = state.selectedAccount, state.provider(named: account.id.provider)?.enrollsPhones == true {
                     keys.insert("e enroll phone", at: 2)
                 }
             }
@@ -278,7 +278,7 @@ public enum Renderer {
             fields.append(("Redirect URI", safe(provider.redirectURITemplate), .normal))
             fields.append(("Scopes", safe(provider.scopes.joined(separator: " ")), .normal))
             fields.append(
-                ("Sign-in", provider.isFirebase ? "email and password, then a second factor" : provider.redirectMode.rawValue, .normal))
+                ("Sign-in", provider.signInDescription, .normal))
             if let reason = state.providerErrors[provider.name] { fields.append(("Last error", safe(reason), .error)) }
         }
         return fields.map { label, value, style in

@@ -101,6 +101,17 @@ struct FederatedFirstFactorTests {
         #expect(state.mode == .list)
     }
 
+    @Test("the detail pane says a federated first factor is a sign-in at that provider, not a password")
+    func detailNamesTheFirstFactor() {
+        let federated = Provider.firebaseTesting(
+            name: "fb", settings: FirebaseSettings(apiKey: "fake-key", projectID: "demo", firstFactor: .provider("corp")))
+        let password = Provider.firebaseTesting(name: "pw", settings: FirebaseSettings(apiKey: "fake-key", projectID: "demo"))
+        #expect(ProviderSummary(federated).signInDescription == "a sign-in at corp, then a second factor")
+        #expect(ProviderSummary(password).signInDescription == "email and password, then a second factor")
+        #expect(ProviderSummary(password).enrollsPhones && ProviderSummary(password).redirectMode == nil)
+        #expect(!ProviderSummary(Provider.testing(name: "corp")).enrollsPhones)
+    }
+
     @Test("the screen's interaction announces the first factor's sign-in and its end to the loop")
     func interaction() async throws {
         let inbox = Inbox()

@@ -9,7 +9,7 @@ enum Fixtures {
     static func provider(_ name: String, displayName: String? = nil) -> ProviderSummary {
         ProviderSummary(
             name: name, displayName: displayName ?? "IdP \(name.uppercased())", issuer: "http://127.0.0.1:8000/\(name)",
-            redirectURITemplate: "http://127.0.0.1:PORT/oauth2redirect/\(name)", scopes: ["openid", "email"], redirectMode: .loopback)
+            redirectURITemplate: "http://127.0.0.1:PORT/oauth2redirect/\(name)", scopes: ["openid", "email"], signIn: .redirect(.loopback))
     }
 
     static func account(
@@ -25,8 +25,8 @@ enum Fixtures {
     static func firebase(_ name: String, firstFactor: String? = nil) -> ProviderSummary {
         ProviderSummary(
             name: name, displayName: "Emulated", issuer: "https://securetoken.google.com/demo",
-            redirectURITemplate: "http://127.0.0.1:PORT/oauth2redirect/\(name)", scopes: [], redirectMode: .loopback, clientID: "demo",
-            isFirebase: true, firstFactorProvider: firstFactor)
+            redirectURITemplate: "http://127.0.0.1:PORT/oauth2redirect/\(name)", scopes: [], clientID: "demo",
+            signIn: .secondFactor(firstFactorProvider: firstFactor))
     }
 
     /// A core provider for the interaction tests (no network is used).

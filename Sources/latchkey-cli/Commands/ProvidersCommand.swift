@@ -96,7 +96,9 @@ struct AddProvider: AsyncParsableCommand {
 /// `latchkey providers --json`.
 struct ProvidersReport: Encodable {
     struct Entry: Encodable {
-        var name, displayName, kind, redirect, redirectURI, source: String
+        var name, displayName, kind, redirectURI, source: String
+        /// How the authorization response comes back; absent for `firebase` providers, which have none.
+        var redirect: String?
         var issuer: String?
 
         enum CodingKeys: String, CodingKey {
@@ -120,8 +122,8 @@ struct ProvidersReport: Encodable {
         providers = catalog.providers.map { provider in
             let summary = ProviderSummary(provider)
             return Entry(
-                name: provider.name, displayName: provider.displayName, kind: provider.kindName, redirect: summary.redirectMode.rawValue,
-                redirectURI: summary.redirectURITemplate, source: provider.sourceFile, issuer: summary.issuer)
+                name: provider.name, displayName: provider.displayName, kind: provider.kindName, redirectURI: summary.redirectURITemplate,
+                source: provider.sourceFile, redirect: summary.redirectMode?.rawValue, issuer: summary.issuer)
         }
         errors = catalog.errors.map { FileError(file: $0.file, line: $0.line, field: $0.field, message: $0.message) }
     }
