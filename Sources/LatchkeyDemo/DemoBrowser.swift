@@ -63,8 +63,10 @@ struct LoginForm {
 }
 
 /// Why the demo browser could not finish.
-public enum DemoBrowserError: Error, CustomStringConvertible {
+public enum DemoBrowserError: LatchkeyError {
     case unexpected(String)
+
+    public var category: FailureCategory { .unavailable }
 
     public var description: String {
         switch self {

@@ -194,8 +194,10 @@ public final class DemoSession: Sendable {
 }
 
 /// Why the demo could not run.
-public enum DemoError: Error, CustomStringConvertible {
+public enum DemoError: LatchkeyError {
     case cannotStart(String)
+
+    public var category: FailureCategory { .unavailable }
 
     public var description: String {
         switch self {

@@ -133,3 +133,11 @@ def test_demo_without_the_screen_serves_both_providers_to_scripts(lk):
     assert kept.exists() and token.encode() not in kept.read_bytes(), "the kept vault is encrypted"
     assert not Path(exports["LATCHKEY_PROVIDERS_DIR"]).exists()
     assert [p for p in leftovers(lk)] == []
+
+
+def test_the_demo_without_a_terminal_says_to_use_no_tui_and_leaves_nothing(lk):
+    result = subprocess.run([str(LATCHKEY_BIN), "demo"], env=demo_env(lk, TERM="dumb"), stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 69, result
+    assert "--no-tui" in result.stderr
+    assert leftovers(lk) == []

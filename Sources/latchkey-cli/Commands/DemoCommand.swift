@@ -35,15 +35,16 @@ struct DemoCommand: AsyncParsableCommand {
                 return
             }
             let session = try await DemoSession.start(environment: ProcessInfo.processInfo.environment, keepVaultAt: vault)
-            let signal = noTUI ? await serveUntilSignal(session) : showScreen(session)
+            let status = noTUI ? await serveUntilSignal(session).map { 128 + $0 } : showScreen(session)
             if let kept = await session.close() {
                 Output.info("Kept the demo vault at \(kept) (passphrase: \(DemoSession.keptVaultPassphrase)).")
             }
-            if let signal { throw ExitCode(128 + signal) }
+            if let status { throw ExitCode(status) }
         }
     }
 
-    /// The screen with the demo panel; returns the signal that closed it, if one did.
+    /// The screen with the demo panel; returns the exit status when it is not 0: 128 plus the
+    /// signal that closed it, or that of an unavailable service when the terminal cannot draw it.
     @MainActor
     private func showScreen(_ session: DemoSession) -> Int32? {
         let composition = session.composition()
@@ -61,9 +62,10 @@ struct DemoCommand: AsyncParsableCommand {
             browse: { url in try await DemoBrowser.demoUser.signIn(at: url) })
         do {
             let outcome = try Screen.run(environment: session.environment, service: composition.service, typedPassphrase: nil, demo: hooks)
-            if case .interrupted(let signal) = outcome { return signal }
+            if case .interrupted(let signal) = outcome { return 128 + signal }
         } catch {
             Output.error("\(error.description); `latchkey demo --no-tui` runs the demo providers without the screen.")
+            return Failure.exitCode(for: .unavailable)
         }
         return nil
     }
