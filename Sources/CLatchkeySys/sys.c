@@ -1,11 +1,13 @@
 #define _GNU_SOURCE
 #include "include/clatchkey_sys.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <stdlib.h>
 #ifndef CLOSE_RANGE_CLOEXEC
 #include <linux/close_range.h>
 #endif
@@ -20,6 +22,29 @@ static sigset_t inherited_ignored;
 enum { INHERITED_FD_LIMIT = 1024 };
 static unsigned char inherited_fds[INHERITED_FD_LIMIT];
 
+static void remember_inherited_fd(int fd) {
+    if (fd < 0 || fd >= INHERITED_FD_LIMIT) return;
+    int flags = fcntl(fd, F_GETFD);
+    inherited_fds[fd] = flags >= 0 && !(flags & FD_CLOEXEC);
+}
+
+/// Only the descriptors that are open, listed by /proc/self/fd: asking fcntl about each of the
+/// 1,024 possible ones cost every start of latchkey-cli a thousand system calls.
+static void remember_inherited_fds(void) {
+    DIR *listing = opendir("/proc/self/fd");
+    if (listing == NULL) {
+        for (int fd = 0; fd < INHERITED_FD_LIMIT; fd++) remember_inherited_fd(fd);
+        return;
+    }
+    int own = dirfd(listing);
+    for (struct dirent *entry; (entry = readdir(listing)) != NULL;) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+        int fd = atoi(entry->d_name);
+        if (fd != own) remember_inherited_fd(fd);
+    }
+    closedir(listing);
+}
+
 void lk_remember_inherited_state(void) {
     pthread_sigmask(SIG_SETMASK, NULL, &inherited_mask);
     sigemptyset(&inherited_ignored);
@@ -27,10 +52,7 @@ void lk_remember_inherited_state(void) {
         struct sigaction current;
         if (sigaction(number, NULL, &current) == 0 && current.sa_handler == SIG_IGN) sigaddset(&inherited_ignored, number);
     }
-    for (int fd = 0; fd < INHERITED_FD_LIMIT; fd++) {
-        int flags = fcntl(fd, F_GETFD);
-        inherited_fds[fd] = flags >= 0 && !(flags & FD_CLOEXEC);
-    }
+    remember_inherited_fds();
     inherited_remembered = 1;
 }
 
