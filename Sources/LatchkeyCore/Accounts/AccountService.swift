@@ -5,17 +5,28 @@ public import Foundation
 /// Everything the command line and the screen do with accounts goes through here, so both get
 /// the same single-flight refresh and the same "store nothing unless everything checked out".
 public struct AccountService: Sendable {
-    public let catalog: ProviderCatalog
+    private let providers: LazyProviderCatalog
     public let keystore: any Keystore
     public let engine: SignInEngine
     public let browser: any Browser
     public let listeners: any RedirectListenerFactory
 
+    /// Every provider, loaded on first use (see `LazyProviderCatalog`).
+    public var catalog: ProviderCatalog { providers.catalog }
+
     public init(
         catalog: ProviderCatalog, keystore: any Keystore, engine: SignInEngine, browser: any Browser,
         listeners: any RedirectListenerFactory = LoopbackListenerFactory()
     ) {
-        self.catalog = catalog
+        self.init(loadingCatalog: { catalog }, keystore: keystore, engine: engine, browser: browser, listeners: listeners)
+    }
+
+    /// `loadingCatalog` runs once, when something first needs a provider.
+    public init(
+        loadingCatalog: @escaping @Sendable () -> ProviderCatalog, keystore: any Keystore, engine: SignInEngine, browser: any Browser,
+        listeners: any RedirectListenerFactory = LoopbackListenerFactory()
+    ) {
+        providers = LazyProviderCatalog(loadingCatalog)
         self.keystore = keystore
         self.engine = engine
         self.browser = browser

@@ -5,7 +5,6 @@ public import Foundation
 /// open the same keystore and sign in through the same seams.
 public struct Composition: Sendable {
     public let environment: [String: String]
-    public let catalog: ProviderCatalog
     /// config.toml, or the errors that make it unusable.
     public let configuration: Result<LatchkeyConfiguration, ProviderFileErrors>
     public let keystore: any Keystore
@@ -18,9 +17,6 @@ public struct Composition: Sendable {
         transport: any HTTPTransport = LiveHTTPTransport()
     ) {
         self.environment = environment
-        catalog = ProviderCatalog.load(
-            directories: ProviderCatalog.searchDirectories(environment: environment),
-            explicitDirectoryRequired: environment["LATCHKEY_PROVIDERS_DIR"] != nil)
         let paths = LatchkeyPaths(environment: environment)
         configuration = Result { () throws(ProviderFileErrors) in try LatchkeyConfiguration.load(path: paths.configFile) }
         switch configuration {
@@ -37,9 +33,15 @@ public struct Composition: Sendable {
             }
         }
         service = AccountService(
-            catalog: catalog, keystore: keystore, engine: SignInEngine(transport: transport),
-            browser: BrowserLauncher(environment: environment))
+            loadingCatalog: {
+                ProviderCatalog.load(
+                    directories: ProviderCatalog.searchDirectories(environment: environment),
+                    explicitDirectoryRequired: environment["LATCHKEY_PROVIDERS_DIR"] != nil)
+            }, keystore: keystore, engine: SignInEngine(transport: transport), browser: BrowserLauncher(environment: environment))
     }
+
+    /// Every provider in the providers.d directories, read when first asked for.
+    public var catalog: ProviderCatalog { service.catalog }
 }
 
 /// Stands in for the keystore when config.toml is broken: every use reports the file's errors,

@@ -1,0 +1,25 @@
+import Synchronization
+
+/// The provider catalog, read from providers.d the first time something asks for it.
+///
+/// `status --json`, `token`, `unlock` and `lock` never look at a provider (a token only does when
+/// it must be refreshed), and parsing every file was a fifth of what `status --json` cost. A
+/// command that does use the catalog reads it whole, as before, so it reports every broken file
+/// where it did.
+final class LazyProviderCatalog: Sendable {
+    private let load: @Sendable () -> ProviderCatalog
+    private let loaded = Mutex<ProviderCatalog?>(nil)
+
+    init(_ load: @escaping @Sendable () -> ProviderCatalog) {
+        self.load = load
+    }
+
+    var catalog: ProviderCatalog {
+        loaded.withLock { loaded in
+            if let loaded { return loaded }
+            let catalog = load()
+            loaded = catalog
+            return catalog
+        }
+    }
+}
