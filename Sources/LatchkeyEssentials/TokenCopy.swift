@@ -6,7 +6,8 @@
 /// each selector the full command would resolve to exactly one account (`PROVIDER`,
 /// `PROVIDER:SUBJECT`, `PROVIDER:NAME`) is a small key pointing at that account's key. Account
 /// keys and selector keys have separate prefixes, so one account's name can never take the key
-/// of another account's subject, and the per-user key quota is spent once per token.
+/// of another account's subject, and the per-user key quota is spent once per token. One more
+/// key, the marker, names the vault file and unlock the copies were made from.
 ///
 /// Payloads: `0x00`, expiry (u64, Unix seconds, big-endian), then the token bytes; or `0x01`
 /// then the account key the selector points to.
@@ -23,6 +24,12 @@ public enum TokenCopy {
     /// The key holding the token of the account `account` (an opaque name chosen by the writer).
     public static func accountKeyDescription(vaultPath: String, account: String) -> String {
         "latchkey:account:" + vaultPath + "|" + account
+    }
+
+    /// The key saying which vault file and unlock the copies were made from, so the full command
+    /// need not make them again; only the writer reads it.
+    public static func markerKeyDescription(vaultPath: String) -> String {
+        "latchkey:copies-of:" + vaultPath
     }
 
     public enum Entry: Equatable, Sendable {

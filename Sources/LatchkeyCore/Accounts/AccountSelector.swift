@@ -26,12 +26,19 @@ public struct AccountSelector: Sendable, Equatable, CustomStringConvertible {
     /// The one record this selector names: a bare `PROVIDER` names its only account, or its
     /// default one (`latchkey default`) when it has several.
     public func select(from records: [AccountRecord]) throws(AccountSelectionError) -> AccountRecord {
-        let atProvider = records.filter { $0.provider == provider }
-        let matching = account.map { name in atProvider.filter { $0.matches(selector: name) } } ?? atProvider
-        guard !matching.isEmpty else { throw .notSignedIn(self, available: atProvider.map(\.label)) }
+        records[try index(in: records)]
+    }
+
+    /// Where in `records` the one record this selector names is, by the rules of `select`.
+    /// Positions rather than records, so the token copies can resolve every selector of a large
+    /// vault without copying records or comparing them whole.
+    func index(in records: [AccountRecord]) throws(AccountSelectionError) -> Int {
+        let atProvider = records.indices.filter { records[$0].provider == provider }
+        let matching = account.map { name in atProvider.filter { records[$0].matches(selector: name) } } ?? atProvider
+        guard !matching.isEmpty else { throw .notSignedIn(self, available: atProvider.map { records[$0].label }) }
         if matching.count == 1 { return matching[0] }
-        let defaults = matching.filter { $0.isDefault == true }
-        guard account == nil, defaults.count == 1 else { throw .ambiguous(self, candidates: matching.map(\.label)) }
+        let defaults = matching.filter { records[$0].isDefault == true }
+        guard account == nil, defaults.count == 1 else { throw .ambiguous(self, candidates: matching.map { records[$0].label }) }
         return defaults[0]
     }
 }

@@ -40,12 +40,17 @@ public enum KernelKeyring {
         return id
     }
 
+    /// The keyring with `description` in the user keyring, or `nil` when there is none.
+    static func keyring(description: String) -> Int32? {
+        let ring = lk_search_keyring(lk_user_keyring(), description)
+        return ring >= 0 ? Int32(truncatingIfNeeded: ring) : nil
+    }
+
     /// Destroys the keyring with `description` and everything in it; `true` when there was one.
     @discardableResult
     public static func removeKeyring(description: String) -> Bool {
-        let ring = lk_search_keyring(lk_user_keyring(), description)
-        guard ring >= 0 else { return false }
-        return lk_invalidate_key(Int32(truncatingIfNeeded: ring)) == 0
+        guard let ring = keyring(description: description) else { return false }
+        return lk_invalidate_key(ring) == 0
     }
 
     /// Possessor everything, this user view/read/search, nobody else anything; and a lifetime.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LatchkeyEssentials
 
@@ -7,14 +8,22 @@ import LatchkeyEssentials
 /// Copies exist only while the vault is unlocked: each one lives no longer than the unlock and
 /// no longer than its token, and `lock` drops them all. They are rewritten from the records
 /// after every read or write of the vault, so a refresh, a new account or a logout is reflected
-/// at once.
+/// at once; a read of the very vault file the copies were made from, under the same unlock,
+/// leaves them as they are.
 struct TokenCopies {
     let vaultPath: String
     /// Tokens larger than this stay in the vault only (the kernel's per-user quota is small).
     static let largestCopied = 16_000
 
     /// Replaces every copy with ones made from `records`, valid until `unlockedUntil` at most.
-    func sync(_ records: [AccountRecord], unlockedUntil: Date, now: Date = Date()) {
+    ///
+    /// `vaultFile` is the file the records were read from or written to. When the copies in the
+    /// keyring were all made from that same file under the same unlock, they are what this call
+    /// would write, and they stay: rewriting them took three system calls per account and
+    /// selector on every read (1,800 for 200 accounts, most of `latchkey status`).
+    func sync(_ records: [AccountRecord], unlockedUntil: Date, vaultFile: [UInt8]? = nil, now: Date = Date()) {
+        let marker = vaultFile.map { Self.marker(vaultFile: $0, unlockedUntil: unlockedUntil) }
+        if let marker, KernelKeyring.read(description: markerDescription) == marker { return }
         let lifetime = Int(wholeSeconds: unlockedUntil.timeIntervalSince(now))
         guard lifetime > 0,
             let ring = try? KernelKeyring.replaceKeyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath), timeout: lifetime)
@@ -25,25 +34,41 @@ struct TokenCopies {
             return
         }
         var copied: [Int: Int] = [:]
+        var complete = true
         for (index, record) in records.enumerated() {
             let expiry = min(record.expiresAt ?? unlockedUntil, unlockedUntil)
             let seconds = Int(wholeSeconds: expiry.timeIntervalSince(now))
             let token = Array(record.accessToken.exposedValue.utf8)
             guard seconds > 0, token.count <= Self.largestCopied else { continue }
             let description = TokenCopy.accountKeyDescription(vaultPath: vaultPath, account: String(index))
-            store(
-                .token(expiresAt: UInt64(clamping: Int(wholeSeconds: expiry.timeIntervalSince1970)), token: token),
-                description: description, seconds: seconds,
-                ring: ring)
+            complete =
+                store(
+                    .token(expiresAt: UInt64(clamping: Int(wholeSeconds: expiry.timeIntervalSince1970)), token: token),
+                    description: description, seconds: seconds, ring: ring) && complete
             copied[index] = seconds
         }
         for (selector, index) in Self.selectors(for: records) {
             guard let seconds = copied[index] else { continue }
-            store(
-                .alias(of: String(index)), description: TokenCopy.selectorKeyDescription(vaultPath: vaultPath, selector: selector),
-                seconds: seconds, ring: ring)
+            complete =
+                store(
+                    .alias(of: String(index)), description: TokenCopy.selectorKeyDescription(vaultPath: vaultPath, selector: selector),
+                    seconds: seconds, ring: ring) && complete
+        }
+        // Only a whole set of copies is marked: one the kernel cut short is made again next time.
+        if let marker, complete {
+            try? KernelKeyring.store(marker, description: markerDescription, timeout: lifetime, in: ring)
         }
     }
+
+    /// Names the copies' origin: the vault file's SHA-256 (every write seals with a fresh nonce,
+    /// so it changes with every write) and the unlock's end, which bounds every copy's lifetime.
+    static func marker(vaultFile: [UInt8], unlockedUntil: Date) -> [UInt8] {
+        let seconds = UInt64(clamping: Int(wholeSeconds: unlockedUntil.timeIntervalSince1970))
+        return Array(SHA256.hash(data: vaultFile)) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: seconds >> (UInt64($0) * 8)) }
+    }
+
+    /// Lives in the copies' keyring, so replacing or dropping the copies drops it too.
+    private var markerDescription: String { TokenCopy.markerKeyDescription(vaultPath: vaultPath) }
 
     /// Every selector a person could type for these records (`PROVIDER`, `PROVIDER:SUBJECT`,
     /// `PROVIDER:NAME`) that the full command resolves to exactly one record, with that record's
@@ -60,9 +85,7 @@ struct TokenCopies {
                 if let name = record.displayName { candidates.insert("\(provider):\(name)") }
             }
             for selector in candidates {
-                guard let chosen = try? AccountSelector(parsing: selector).select(from: atProvider),
-                    let position = atProvider.firstIndex(of: chosen)
-                else { continue }
+                guard let position = try? AccountSelector(parsing: selector).index(in: atProvider) else { continue }
                 resolved[selector] = indices[position]
             }
         }
@@ -74,7 +97,8 @@ struct TokenCopies {
         KernelKeyring.removeKeyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath))
     }
 
-    private func store(_ entry: TokenCopy.Entry, description: String, seconds: Int, ring: Int32) {
-        try? KernelKeyring.store(TokenCopy.encode(entry), description: description, timeout: seconds, in: ring)
+    /// `false` when the kernel refused the key.
+    private func store(_ entry: TokenCopy.Entry, description: String, seconds: Int, ring: Int32) -> Bool {
+        (try? KernelKeyring.store(TokenCopy.encode(entry), description: description, timeout: seconds, in: ring)) != nil
     }
 }

@@ -90,7 +90,7 @@ public final class VaultKeystore: Keystore {
     public func records() async throws(KeystoreError) -> [AccountRecord] {
         guard let bytes = try readVaultFile() else { return [] }
         let records = try decode(bytes)
-        refreshTokenCopies(records)
+        refreshTokenCopies(records, vaultFile: bytes)
         return records
     }
 
@@ -110,23 +110,24 @@ public final class VaultKeystore: Keystore {
         try ensureDirectory()
         let lock = try await FileLock.acquire(path: path + ".lock")
         defer { lock.release() }
-        let existing = try readVaultFile()
-        var records = try existing.map(decode) ?? []
+        var stored = try readVaultFile()
+        var records = try stored.map(decode) ?? []
         let before = records
         let result = try await body(&records)
-        if records != before || existing == nil && !records.isEmpty {
-            try write(records)
+        if records != before || stored == nil && !records.isEmpty {
+            stored = try write(records)
         }
-        refreshTokenCopies(records)
+        refreshTokenCopies(records, vaultFile: stored)
         return result
     }
 
     /// The fast path's copies, only for a vault whose unlock is cached (they expire with it).
     private var tokenCopies: TokenCopies? { keyCache.map { _ in TokenCopies(vaultPath: path) } }
 
-    private func refreshTokenCopies(_ records: [AccountRecord]) {
+    /// `vaultFile`: the bytes the records came from or went to (`nil` when there is no file).
+    private func refreshTokenCopies(_ records: [AccountRecord], vaultFile: [UInt8]?) {
         guard let tokenCopies, let until = keyCache?.unlockedUntil else { return }
-        tokenCopies.sync(records, unlockedUntil: until)
+        tokenCopies.sync(records, unlockedUntil: until, vaultFile: vaultFile)
     }
 
     // MARK: - Reading
@@ -230,7 +231,9 @@ public final class VaultKeystore: Keystore {
 
     // MARK: - Writing
 
-    private func write(_ records: [AccountRecord]) throws(KeystoreError) {
+    /// Returns the bytes now in the file.
+    @discardableResult
+    private func write(_ records: [AccountRecord]) throws(KeystoreError) -> [UInt8] {
         let header = try currentOrNewHeader()
         guard let key = unlocked.withLock({ $0?.key }) else { throw .locked("no key after unlocking") }
         var plaintext: [UInt8] = []
@@ -243,6 +246,7 @@ public final class VaultKeystore: Keystore {
             throw .io(path: path, reason: "cannot encrypt the records: \(error)")
         }
         try AtomicFile.replace(path, with: sealed)
+        return sealed
     }
 
     /// The header of the unlocked key; a brand-new vault gets a fresh salt and asks for a passphrase.
