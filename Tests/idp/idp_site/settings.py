@@ -136,6 +136,9 @@ OAUTH2_PROVIDER = {
         "openid": "OpenID Connect scope",
         "profile": "Your name and username",
         "email": "Your email address",
+        # Asked for by clients that want a refresh token the OIDC way (OpenID Connect Core §11),
+        # oidc-agent among them (benchmarks/commands.sh); DOT issues refresh tokens either way.
+        "offline_access": "Stay signed in (refresh tokens)",
     },
     "DEFAULT_SCOPES": ["openid"],
     "PKCE_REQUIRED": True,
