@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `latchkey token` with a valid token while the vault is unlocked, next to `cat` of a small file
 # and GitHub CLI's `gh auth token` (a peer, reading its own config file), in one hyperfine run:
-# cold processes, median of 40 runs. oidc-agent's `oidc-token` needs a running agent and an
-# account registered at a provider, so it is not in this run (1.1 ms in shared/docs).
+# cold processes, median of 40 runs. oidc-agent's `oidc-token`, which needs a running agent and
+# an account at a provider, is compared in benchmarks/commands.sh.
 # Usage: benchmarks/token.sh [path/to/latchkey]   (default: a release build, built here; the
 # full command line, latchkey-cli, must sit beside it)
 set -euo pipefail
