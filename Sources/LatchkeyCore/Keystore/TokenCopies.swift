@@ -21,7 +21,7 @@ struct TokenCopies {
     /// keyring were all made from that same file under the same unlock, they are what this call
     /// would write, and they stay: rewriting them took three system calls per account and
     /// selector on every read (1,800 for 200 accounts, most of `latchkey status`).
-    func sync(_ records: [AccountRecord], unlockedUntil: Date, vaultFile: [UInt8]? = nil, now: Date = Date()) {
+    func sync(_ records: [AccountRecord], unlockedUntil: Date, vaultFile: [UInt8]?, now: Date = Date()) {
         let marker = vaultFile.map { Self.marker(vaultFile: $0, unlockedUntil: unlockedUntil) }
         if let marker, KernelKeyring.read(description: markerDescription) == marker { return }
         let lifetime = Int(wholeSeconds: unlockedUntil.timeIntervalSince(now))
@@ -72,8 +72,8 @@ struct TokenCopies {
 
     /// Every selector a person could type for these records (`PROVIDER`, `PROVIDER:SUBJECT`,
     /// `PROVIDER:NAME`) that the full command resolves to exactly one record, with that record's
-    /// index: the same `AccountSelector.select`, so the fast path never answers a selector the
-    /// full command would call ambiguous or resolve to another account.
+    /// index: the resolution `AccountSelector.select` uses, so the fast path never answers a
+    /// selector the full command would call ambiguous or resolve to another account.
     static func selectors(for records: [AccountRecord]) -> [String: Int] {
         var resolved: [String: Int] = [:]
         // A selector only ever matches records of its provider: resolve within each provider.
