@@ -50,6 +50,19 @@ struct FirebaseRESTShapeTests {
         #expect(hints[1].enrolledAt != nil)
     }
 
+    @Test("an enrolledAt with a 40-digit fraction still gives its hint and date (ICU died of SIGFPE on it)")
+    func enrolledAtLongFraction() async throws {
+        let (backend, _) = try backend(["signInWithPassword-mfa-long-fraction.json"])
+        let outcome = try await backend.signIn(.password(email: "u@example.com", password: Secret("pw")))
+        guard case .secondFactorRequired(let hints, _) = outcome else {
+            Issue.record("expected a second factor, got \(outcome)")
+            return
+        }
+        #expect(hints.map(\.kind) == [.totp])
+        let enrolledAt = try #require(hints[0].enrolledAt)
+        #expect(abs(enrolledAt.timeIntervalSince1970 - 1_484_443_815.777_777_777) < 1e-6)
+    }
+
     @Test("mfaSignIn:start and :finalize send the documented fields and read sessionInfo and tokens")
     func startAndFinalize() async throws {
         let (backend, transport) = try backend(["mfaSignIn-start.json", "mfaSignIn-finalize.json"])

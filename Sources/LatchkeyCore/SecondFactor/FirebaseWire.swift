@@ -92,13 +92,7 @@ extension FirebaseWire.MfaEnrollment {
         }
         return SecondFactorHint(
             id: mfaEnrollmentId, kind: kind, displayName: displayName, phoneNumber: phoneInfo,
-            enrolledAt: enrolledAt.flatMap(Self.parseDate))
-    }
-
-    /// RFC 3339 with or without fractional seconds, parsed leniently (§2 `enrolledAt`).
-    static func parseDate(_ text: String) -> Date? {
-        let withFraction = ISO8601DateFormatter()
-        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return withFraction.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+            // §2 `enrolledAt`: RFC 3339, with or without a fraction; never through ICU (see RFC3339).
+            enrolledAt: enrolledAt.flatMap(RFC3339.date(from:)))
     }
 }
