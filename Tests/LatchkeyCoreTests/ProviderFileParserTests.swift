@@ -570,4 +570,22 @@ struct TOMLPreflightTests {
         ).get()
         #expect(parsed.oauth?.scopes.contains("#not-a-comment") == true)
     }
+
+    @Test("a byte order mark before a table header does not hide it from the check (toml++ skips the mark, then aborted)")
+    func byteOrderMark() {
+        #expect(TOMLPreflight.problem(in: "\u{FEFF}[#")?.line == 1)
+        #expect(TOMLPreflight.problem(in: "\u{FEFF}\t\t\t\t[\t\t\t\t\t\t\t\t\t\t\t\r\t\t=\t\t\t\t\n")?.line == 1)
+        #expect(TOMLPreflight.problem(in: "\u{FEFF}[table]\nx = 1") == nil)
+    }
+
+    @Test("a CRLF file is checked line by line: a bad header is found on its line, and a good file parses")
+    func crlfLines() throws {
+        #expect(TOMLPreflight.problem(in: "x = 1\r\n[#\r\n")?.line == 2)
+        #expect(TOMLPreflight.problem(in: "x = 1\r\n[\r\n")?.line == 2)
+        #expect(TOMLPreflight.problem(in: "[table]\r\nx = 1\r\n") == nil)
+        let parsed = try ProviderFileParser().parse(
+            "display_name = \"x\"\r\nkind = \"oidc\"\r\nissuer = \"https://idp.example.com\"\r\n", file: "/p/x.toml"
+        ).get()
+        #expect(parsed.displayName == "x")
+    }
 }
