@@ -26,6 +26,7 @@ let package = Package(
         .executable(name: "latchkey", targets: ["latchkey"]),
         .executable(name: "latchkey-cli", targets: ["latchkey-cli"]),
         .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
+        .library(name: "LatchkeyVault", targets: ["LatchkeyVault"]),
         .executable(name: "latchkey-emulator", targets: ["latchkey-emulator"]),
         .library(name: "IdentityToolkitEmulator", targets: ["IdentityToolkitEmulator"]),
     ],
@@ -44,6 +45,7 @@ let package = Package(
                 "CLatchkeySys",
                 "CLatchkeySecret",
                 "LatchkeyEssentials",
+                "LatchkeyVault",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ] + cryptoAndLoopbackHTTP,
@@ -55,20 +57,28 @@ let package = Package(
         .target(name: "CLatchkeySecret"),
         // What `latchkey token` needs on its fast path, without Foundation: paths, token copies in the kernel keyring.
         .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
+        // The vault file, its records and how a selector picks one: shared by the full command and
+        // the launcher (which reads the vault itself when the keyring holds the key but no token
+        // copy), so both answer alike. FoundationEssentials and Crypto only: no ICU, NIO or scrypt.
+        .target(
+            name: "LatchkeyVault",
+            dependencies: ["CLatchkeySys", "LatchkeyEssentials", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
         // ncursesw, reachable from Swift 6 (see docs/ncurses-from-swift.md in shared/).
         .target(name: "CNcursesw", linkerSettings: [.linkedLibrary("ncursesw")]),
         // The full-screen front end: the only module that imports CNcursesw.
         .target(
             name: "LatchkeyTUI",
-            dependencies: ["LatchkeyCore", "CNcursesw"],
+            dependencies: ["LatchkeyCore", "LatchkeyVault", "CNcursesw"],
             swiftSettings: strictSettings
         ),
         // `latchkey`: the token fast path, else exec of latchkey-cli. Only the standard library,
         // linked statically so it starts in well under a millisecond.
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyEssentials", "CLatchkeySys"],
-            swiftSettings: strictSettings,
+            dependencies: ["LatchkeyEssentials", "LatchkeyVault", "CLatchkeySys"],
+            swiftSettings: strictSettings + [.unsafeFlags(["-static-executable"])],
             linkerSettings: [.unsafeFlags(["-static-executable"])]
         ),
         // The full command line: parses it and calls the core or the TUI. The Swift runtime and
@@ -81,6 +91,7 @@ let package = Package(
             dependencies: [
                 "CLatchkeySys",
                 "LatchkeyCore",
+                "LatchkeyVault",
                 "LatchkeyTUI",
                 "LatchkeyDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -99,13 +110,13 @@ let package = Package(
         // throw-away vault in a private directory, the SMS inbox and the demo browser.
         .target(
             name: "LatchkeyDemo",
-            dependencies: ["LatchkeyCore", "DemoOpenIDProvider", "IdentityToolkitEmulator"],
+            dependencies: ["LatchkeyCore", "LatchkeyVault", "DemoOpenIDProvider", "IdentityToolkitEmulator"],
             swiftSettings: strictSettings
         ),
         // Test driver for the vault's crash-safety and locking tests (Tests/e2e/test_vault_durability.py).
         .executableTarget(
             name: "latchkey-vault-stress",
-            dependencies: ["LatchkeyCore", "CLatchkeySys"],
+            dependencies: ["LatchkeyCore", "LatchkeyVault", "CLatchkeySys"],
             swiftSettings: strictSettings
         ),
         // A loopback emulator of the Firebase Auth / Identity Platform REST endpoints (second factor).
@@ -126,6 +137,7 @@ let package = Package(
             name: "LatchkeyTestSupport",
             dependencies: [
                 "LatchkeyCore",
+                "LatchkeyVault",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -134,21 +146,23 @@ let package = Package(
         ),
         .testTarget(
             name: "SecondFactorTests",
-            dependencies: ["LatchkeyCore", "LatchkeyTestSupport", "IdentityToolkitEmulator"],
+            dependencies: ["LatchkeyCore", "LatchkeyVault", "LatchkeyTestSupport", "IdentityToolkitEmulator"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "LatchkeyTUITests", dependencies: ["LatchkeyTUI", "CNcursesw", "LatchkeyCore", "LatchkeyTestSupport"],
+            name: "LatchkeyTUITests", dependencies: ["LatchkeyTUI", "CNcursesw", "LatchkeyCore", "LatchkeyVault", "LatchkeyTestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "LatchkeyDemoTests",
-            dependencies: ["LatchkeyDemo", "DemoOpenIDProvider", "IdentityToolkitEmulator", "LatchkeyCore", "LatchkeyTestSupport"],
+            dependencies: [
+                "LatchkeyDemo", "DemoOpenIDProvider", "IdentityToolkitEmulator", "LatchkeyCore", "LatchkeyVault", "LatchkeyTestSupport",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "LatchkeyCoreTests",
-            dependencies: ["LatchkeyCore", "LatchkeyTestSupport"],
+            dependencies: ["LatchkeyCore", "LatchkeyVault", "LatchkeyTestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

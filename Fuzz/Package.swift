@@ -42,6 +42,7 @@ let package = Package(
                 dependencies: [
                     "FuzzSupport",
                     .product(name: "LatchkeyCore", package: "Latchkey"),
+                    .product(name: "LatchkeyVault", package: "Latchkey"),
                     .product(name: "Crypto", package: "swift-crypto"),
                 ],
                 swiftSettings: strictSettings

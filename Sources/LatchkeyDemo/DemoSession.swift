@@ -2,6 +2,7 @@ import DemoOpenIDProvider
 public import Foundation
 import IdentityToolkitEmulator
 public import LatchkeyCore
+public import LatchkeyVault
 import Synchronization
 
 #if canImport(Glibc)

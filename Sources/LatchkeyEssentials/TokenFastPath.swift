@@ -12,16 +12,7 @@ import CLatchkeySys
 public enum TokenFastPath {
     /// Prints the token and returns the exit status, or `nil` to let the full command answer.
     public static func run(_ arguments: [String]) -> Int32? {
-        guard let request = Request(arguments) else { return nil }
-        let vault = XDGDirectories.data { name in getenv(name).map { String(cString: $0) } } + "/vault"
-        // The vault must still be there and private, in a directory only this user can change: the
-        // full command refuses anything else with its own message, so it must not be bypassed here.
-        var info = stat()
-        guard lstat(vault, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 == 0 else { return nil }
-        var directory = stat()
-        guard stat(String(vault.dropLast("/vault".count)), &directory) == 0, directory.st_uid == geteuid(),
-            directory.st_mode & 0o022 == 0
-        else { return nil }
+        guard let request = Request(arguments), let vault = privateVaultPath() else { return nil }
         // A selector key points at an account key; anything else is not ours to answer.
         guard let alias = read(TokenCopy.selectorKeyDescription(vaultPath: vault, selector: request.selector)),
             case .alias(let account) = TokenCopy.decode(alias),
@@ -34,12 +25,26 @@ public enum TokenFastPath {
         return written == token.count ? 0 : nil
     }
 
-    /// The only shape handled here: `token SELECTOR` with at most `--min-ttl N`.
-    struct Request {
-        var selector: String
-        var minimumLifetime: UInt64 = 60
+    /// The vault's path when the file is there and private, in a directory only this user can
+    /// change: the full command refuses anything else with its own message, so no answer from the
+    /// keyring may bypass that.
+    public static func privateVaultPath() -> String? {
+        let vault = XDGDirectories.data { name in getenv(name).map { String(cString: $0) } } + "/vault"
+        var info = stat()
+        guard lstat(vault, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 == 0 else { return nil }
+        var directory = stat()
+        guard stat(String(vault.dropLast("/vault".count)), &directory) == 0, directory.st_uid == geteuid(),
+            directory.st_mode & 0o022 == 0
+        else { return nil }
+        return vault
+    }
 
-        init?(_ arguments: [String]) {
+    /// The only shape handled here: `token SELECTOR` with at most `--min-ttl N`.
+    public struct Request {
+        public var selector: String
+        public var minimumLifetime: UInt64 = 60
+
+        public init?(_ arguments: [String]) {
             var rest = arguments.dropFirst()
             guard rest.popFirst() == "token", let selector = rest.popFirst(), !selector.hasPrefix("-"), !selector.isEmpty else {
                 return nil
@@ -62,7 +67,7 @@ public enum TokenFastPath {
 
         /// Whether a token expiring at `expiresAt` outlives the minimum lifetime from `now`, as
         /// `AccountRecord.isValid` decides; subtraction, so no input can overflow.
-        func isFresh(expiresAt: UInt64, now: Int) -> Bool {
+        public func isFresh(expiresAt: UInt64, now: Int) -> Bool {
             let current = UInt64(clamping: now)
             return expiresAt > current && expiresAt - current > minimumLifetime
         }

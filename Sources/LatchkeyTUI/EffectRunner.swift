@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyVault
 
 /// Does the work `AppState` asks for. Network and keystore work runs in detached tasks (never on
 /// the terminal's thread, which is busy in the loop) and reports back through the inbox.

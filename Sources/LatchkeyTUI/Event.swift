@@ -1,5 +1,6 @@
 public import Foundation
 public import LatchkeyCore
+public import LatchkeyVault
 
 /// Something that happened: a key, the clock, the terminal, or async work finishing.
 ///

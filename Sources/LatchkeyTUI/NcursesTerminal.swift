@@ -1,6 +1,7 @@
 import CNcursesw
 import Glibc
 import LatchkeyCore
+import LatchkeyVault
 
 /// The real terminal, through ncursesw. Create it, use it and close it on one thread: the
 /// process's main thread, which is where SIGWINCH lands (see docs/ncurses-from-swift.md §6).

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyVault
 
 /// Turns the state into a frame for a size. Pure: the same state and size give the same frame.
 ///

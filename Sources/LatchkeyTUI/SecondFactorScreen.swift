@@ -1,5 +1,6 @@
 public import Foundation
 public import LatchkeyCore
+import LatchkeyVault
 
 /// The firebase sign-in and phone enrollment screens: first factor, factor chooser, code entry.
 public struct SecondFactorScreen: Sendable, Equatable {

@@ -1,4 +1,5 @@
 public import LatchkeyCore
+public import LatchkeyVault
 
 /// One line of typed text in a form: the redirect URL, an email, a password, a code.
 ///

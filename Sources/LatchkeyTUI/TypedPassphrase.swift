@@ -1,4 +1,5 @@
 public import LatchkeyCore
+public import LatchkeyVault
 import Synchronization
 
 /// The vault passphrase as typed into the screen's prompt; until then, the vault stays locked.

@@ -1,4 +1,5 @@
 public import LatchkeyCore
+public import LatchkeyVault
 
 /// The masked vault passphrase prompt: what was typed (shown only as a count of dots) and, for
 /// a new vault, the second entry that must repeat the first.

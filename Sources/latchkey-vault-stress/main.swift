@@ -17,6 +17,7 @@
 import CLatchkeySys
 import Foundation
 import LatchkeyCore
+import LatchkeyVault
 
 @main
 struct VaultStress {

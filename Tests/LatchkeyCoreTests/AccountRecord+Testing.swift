@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 extension AccountRecord {
     /// A record with fake tokens; dates are whole seconds so they survive the vault's encoding exactly.

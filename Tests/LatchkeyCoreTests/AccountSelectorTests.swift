@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("PROVIDER[:ACCOUNT] selectors")
 struct AccountSelectorTests {

@@ -3,6 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("Authorization responses (RFC 6749 §4.1.2, RFC 9207, RFC 8252 §8.10)")
 struct AuthorizationResponseTests {

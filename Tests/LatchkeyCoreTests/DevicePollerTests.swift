@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("Device authorization polling (RFC 8628 §3.4–3.5)")
 struct DevicePollerTests {

@@ -1,4 +1,5 @@
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 /// A passphrase provider that answers without a prompt and counts nothing: tests only need the value.
 struct FixedPassphrase: PassphraseProvider {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("git credential requests (git-credential(1))")
 struct GitCredentialRequestTests {

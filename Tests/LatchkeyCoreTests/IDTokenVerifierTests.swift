@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("ID token verification (OIDC Core §3.1.3.7)")
 struct IDTokenVerifierTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("Server-given lifetimes and stored dates never break arithmetic")
 struct LifetimeClampTests {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("PKCE (RFC 7636)")
 struct PKCETests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("Provider files (latchkey-providers(5))")
 struct ProviderFileParserTests {

@@ -3,6 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 /// `SignInFlow` as the pure state machine it is: events in, actions out, for every first-factor
 /// route and every second-factor branch.

@@ -3,6 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 /// The sign-in flow, exchange, refresh, key rotation and revocation driven end to end through
 /// the seams: an in-memory authorization server, keystore and clock, no network.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("Text made safe for the terminal")
 struct TerminalTextTests {

@@ -3,6 +3,7 @@ import LatchkeyEssentials
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("The fast path's token copies", .enabled(if: Diagnosis.Probes.live.kernelKeyring() == nil))
 struct TokenCopiesTests {

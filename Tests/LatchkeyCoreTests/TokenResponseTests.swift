@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("Token responses (RFC 6749 §5)")
 struct TokenResponseTests {

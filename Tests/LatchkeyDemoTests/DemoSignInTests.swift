@@ -4,6 +4,8 @@ import LatchkeyDemo
 import LatchkeyTestSupport
 import Testing
 
+@testable import LatchkeyVault
+
 /// Opens authorization URLs with the demo browser, as a person would in a real one.
 struct DemoBrowserLauncher: Browser {
     func open(_ url: URL) throws(BrowserLaunchError) {

@@ -3,6 +3,7 @@ import LatchkeyCore
 import Testing
 
 @testable import LatchkeyTUI
+@testable import LatchkeyVault
 
 @Suite("Keys and async results change the state and ask for work")
 struct AppStateTests {

@@ -4,6 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyTUI
+@testable import LatchkeyVault
 
 @Suite("The screen's effects against the core, without a network")
 struct EffectRunnerTests {

@@ -3,6 +3,7 @@ import LatchkeyCore
 import Testing
 
 @testable import LatchkeyTUI
+@testable import LatchkeyVault
 
 @Suite("Frames for a size: alignment, truncation, flow screens, nothing unsafe drawn")
 struct RendererTests {

@@ -3,6 +3,7 @@ import LatchkeyCore
 import Testing
 
 @testable import LatchkeyTUI
+@testable import LatchkeyVault
 
 @Suite("Firebase sign-in and phone enrollment screens")
 struct SecondFactorScreenTests {

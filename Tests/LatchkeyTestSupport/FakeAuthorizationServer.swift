@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 public import LatchkeyCore
+import LatchkeyVault
 import Synchronization
 
 /// An OpenID provider played in memory: it answers the token, JWKS, revocation and userinfo

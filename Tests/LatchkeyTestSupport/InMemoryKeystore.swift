@@ -1,4 +1,5 @@
 public import LatchkeyCore
+public import LatchkeyVault
 
 /// A keystore held in memory: what a vault would store, without a file, a KDF or a lock file.
 public actor InMemoryKeystore: Keystore {

@@ -1,5 +1,6 @@
 public import Foundation
 public import LatchkeyCore
+import LatchkeyVault
 import Synchronization
 
 /// A person following a script through any sign-in: what they type, which factor they pick, and

@@ -2,6 +2,7 @@ import Crypto
 import CryptoExtras
 public import Foundation
 public import LatchkeyCore
+public import LatchkeyVault
 
 /// Signs ID tokens the way an OpenID provider does, with keys made for the test run, so engine
 /// tests can hand the real verifier tokens it must accept or refuse.

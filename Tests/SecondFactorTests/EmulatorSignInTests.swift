@@ -4,6 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("Second-factor sign-in against the Identity Toolkit emulator on loopback")
 struct EmulatorSignInTests {

@@ -3,6 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 /// The exec backend end to end with `examples/mfa-plugin/latchkey-mfa-demo`. Serialized: the
 /// plugin finds its state directory through the process environment.

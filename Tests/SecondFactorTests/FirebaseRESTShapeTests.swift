@@ -3,6 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("Firebase REST responses in the shapes of Google's published docs")
 struct FirebaseRESTShapeTests {

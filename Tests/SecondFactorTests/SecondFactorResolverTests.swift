@@ -2,6 +2,7 @@ import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 @Suite("The second-factor resolver as a pure state machine")
 struct SecondFactorResolverTests {

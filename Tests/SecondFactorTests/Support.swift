@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyVault
 
 /// Files under `Tests/SecondFactorTests/Fixtures`.
 enum Fixture {

@@ -8,6 +8,7 @@ subjects can collide on purpose; `latchkey-cli` (the full command, no fast path)
 """
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,80 @@ def test_a_default_account_is_what_the_bare_provider_name_selects_on_both_paths(
     assert (full.returncode, full.stdout.decode()) == (EX_OK, "fake-access-y\n")
     accounts = {a["account"]: a["default"] for a in lk.status()}
     assert accounts == {"alice": False, "bob": True}, accounts
+
+
+# ---- the launcher's second answer: the vault itself, with the key an unlock cached
+
+_KEYCTL, _KEYCTL_SEARCH, _KEYCTL_INVALIDATE, _USER_KEYRING = 250, 10, 21, -4  # x86_64, keyctl(2)
+
+
+def drop_token_copies(lk) -> None:
+    """Invalidates the keyring holding the token copies (as `keyctl invalidate` would), leaving the
+    cached vault key: the state right after `latchkey unlock`, or after the kernel cut the copies."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    ring = libc.syscall(_KEYCTL, _KEYCTL_SEARCH, _USER_KEYRING, b"keyring",
+                        f"latchkey:tokens:{lk.vault}".encode(), 0)
+    assert ring >= 0, f"no token-copy keyring to drop (errno {ctypes.get_errno()})"
+    assert libc.syscall(_KEYCTL, _KEYCTL_INVALIDATE, ring) == 0
+
+
+def test_without_token_copies_the_launcher_answers_from_the_vault_with_the_cached_key(lk):
+    seed(lk, "p", "x:alice", "y:bob")
+    drop_token_copies(lk)
+    break_config(lk)  # the full command refuses to run: only the launcher can answer
+    assert lk.token("p:alice") == "fake-access-x"
+    assert lk.token("p:y", "--min-ttl", "600") == "fake-access-y"
+    result = lk.run("token", "p")
+    assert result.code != EX_OK and result.stdout == "", f"two accounts and no default, yet answered\n{result}"
+
+
+def test_the_vault_answer_is_the_full_commands_answer_for_every_selector(lk):
+    # x is named alice; y is named "x" (x's subject); z is expired, w expires in 90 s.
+    now = int(time.time())
+    seed(lk, "p", "x:alice", "y:x", f"z:carol@{now - 10}", f"w:dave@{now + 90}")
+    drop_token_copies(lk)
+    selectors = ["p", "p:x", "p:y", "p:alice", "p:z", "p:carol", "p:w", "p:nobody", "q", "p:"]
+    expected = {s: full_command(lk, "token", s) for s in selectors}
+    expected_ttl = full_command(lk, "token", "p:dave", "--min-ttl", "120")
+    drop_token_copies(lk)  # the full command wrote them again
+    break_config(lk)
+    for selector in selectors:
+        launcher = lk.run("token", selector)
+        full = expected[selector]
+        if full.returncode == EX_OK:
+            assert (launcher.code, launcher.stdout) == (EX_OK, full.stdout.decode()), selector
+        else:
+            assert launcher.code != EX_OK and launcher.stdout == "", f"{selector} answered by the launcher only\n{launcher}"
+    # 90 s left of a 90 s lifetime, 120 asked for: the full command caps the margin at half the
+    # lifetime and answers; the launcher applies the same rule (the copies alone would not).
+    launcher = lk.run("token", "p:dave", "--min-ttl", "120")
+    assert (launcher.code, launcher.stdout) == (expected_ttl.returncode, expected_ttl.stdout.decode()) == (EX_OK, "fake-access-w\n")
+
+
+def test_the_launcher_never_answers_from_a_vault_that_fails_authentication(lk):
+    seed(lk, "p", "x:alice")
+    drop_token_copies(lk)
+    break_config(lk)
+    data = bytearray(lk.vault.read_bytes())
+    data[-20] ^= 0x01  # a ciphertext byte: the key check still passes, the AEAD tag does not
+    lk.vault.write_bytes(bytes(data))
+    result = lk.run("token", "p")
+    assert result.code != EX_OK and result.stdout == "", result
+
+
+def test_the_launcher_never_answers_from_a_vault_others_can_read_or_when_locked(lk):
+    seed(lk, "p", "x:alice")
+    drop_token_copies(lk)
+    break_config(lk)
+    lk.vault.chmod(0o640)
+    result = lk.run("token", "p")
+    assert result.code != EX_OK and result.stdout == "", result
+    lk.vault.chmod(0o600)
+    assert lk.token("p") == "fake-access-x"
+    (lk.config / "latchkey" / "config.toml").unlink()
+    lk.ok("lock")
+    break_config(lk)
+    result = lk.run("token", "p")
+    assert result.code != EX_OK and result.stdout == "", f"answered with no key cached\n{result}"

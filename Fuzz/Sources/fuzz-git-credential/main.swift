@@ -2,6 +2,7 @@
 // `url=` split into its parts, then the host read by `GitHost.parse` and matched against fixed
 // providers' git_hosts.
 internal import FuzzSupport
+
 @testable internal import LatchkeyCore
 
 enum Fixed {

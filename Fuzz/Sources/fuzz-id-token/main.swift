@@ -6,7 +6,9 @@
 internal import Crypto
 internal import Foundation
 internal import FuzzSupport
+
 @testable internal import LatchkeyCore
+@testable import LatchkeyVault
 
 enum Fixed {
     static let signingKey = try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 0x42, count: 32))

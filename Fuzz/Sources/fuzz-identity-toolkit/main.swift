@@ -3,6 +3,7 @@
 // (SecondFactor/FirebaseErrorEnvelope.swift): one body, read as every response type.
 internal import Foundation
 internal import FuzzSupport
+
 @testable internal import LatchkeyCore
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,6 +1,7 @@
 // A provider's JWK Set (OAuth/JSONWebKeySet.swift): every key it yields is tried with every
 // algorithm, so key material of any size reaches the RSA and EC constructors.
 internal import FuzzSupport
+
 @testable internal import LatchkeyCore
 
 enum Fixed {

@@ -1,6 +1,7 @@
 // An MFA plugin's answer line (SecondFactor/ExecBackend.swift): the first line of its output,
 // read as the answer to a first factor (tokens, hints or error).
 internal import FuzzSupport
+
 @testable internal import LatchkeyCore
 
 enum Fixed {

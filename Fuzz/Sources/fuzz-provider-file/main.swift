@@ -1,6 +1,7 @@
 // One providers.d file (Providers/ProviderFileParser.swift): TOML in, a provider or every error out.
 internal import Foundation
 internal import FuzzSupport
+
 @testable internal import LatchkeyCore
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,7 +1,9 @@
 // The vault file header (Keystore/VaultFormat.swift): read before anything authenticates it.
 internal import Crypto
 internal import FuzzSupport
+
 @testable internal import LatchkeyCore
+@testable import LatchkeyVault
 
 /// A key to try the sealed box with: opening must fail cleanly, never trap.
 enum Fixed {

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyVault
 
 extension AccountService {
     /// What a git credential helper answers to `get`: the mapped provider's only (or default)

@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// Signs in, hands out tokens, refreshes and signs out: the engine plus the keystore.
 ///

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyVault
 
 /// Every part Latchkey runs with, built once from the process environment: the one composition
 /// root the command line and the screen share, so both read the same providers and config.toml,

@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// Talks to one provider's endpoints: discovery, code exchange, ID token and userinfo checks,
 /// refresh, revocation and the device grant. It stores nothing; `AccountService` does.

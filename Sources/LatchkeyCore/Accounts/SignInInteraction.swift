@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// The person's side of every sign-in, whatever the provider's kind: implemented by the command
 /// line, the screen and test scripts.

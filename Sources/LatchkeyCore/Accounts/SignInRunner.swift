@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyVault
 
 /// Carries out `SignInFlow`'s actions with the service's seams (keystore, engine, browser,
 /// listener, second-factor backend) and the person's `SignInInteraction`: the effects at the

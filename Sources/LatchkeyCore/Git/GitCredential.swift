@@ -1,3 +1,5 @@
+public import LatchkeyVault
+
 /// The answer to git's `get`: `username=…` and `password=<access token>` (git-credential(1)).
 public struct GitCredential: Sendable, Equatable {
     public var username: String

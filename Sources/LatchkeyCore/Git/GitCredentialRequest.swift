@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyVault
 
 /// What git asks a credential helper: the `key=value` attributes of git-credential(1)'s input
 /// format, read until a blank line or the end of input.

@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// New tokens for an account that is already stored: from a refresh or a phone enrollment.
 public struct TokenUpdate: Sendable, Equatable {

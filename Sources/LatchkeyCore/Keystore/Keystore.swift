@@ -1,3 +1,5 @@
+public import LatchkeyVault
+
 /// Where account records live. Every token Latchkey holds goes through one of these.
 ///
 /// Changes happen inside `update`, which holds an exclusive lock across processes for the whole

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyVault
 import TOMLKit
 
 /// `$XDG_CONFIG_HOME/latchkey/config.toml`: settings that are not about one provider.

@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyVault
 
 /// Supplies the vault passphrase when the key is not already at hand.
 public protocol PassphraseProvider: Sendable {

@@ -1,5 +1,6 @@
 import CLatchkeySecret
 import Foundation
+public import LatchkeyVault
 
 /// The `secret-service` keystore's key: a random 256-bit secret kept by the desktop Secret
 /// Service (GNOME Keyring, KWallet, KeePassXC) instead of a passphrase.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyEssentials
+import LatchkeyVault
 
 /// Writes the kernel-keyring copies of valid access tokens that `latchkey token` reads on its
 /// fast path (see `TokenCopy` for the layout and `TokenFastPath` for the reader).

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+public import LatchkeyVault
 import Synchronization
 
 /// The default keystore: one encrypted file, no daemon, works on any machine.
@@ -23,10 +24,6 @@ public final class VaultKeystore: Keystore {
         var salt: [UInt8]
         var parameters: VaultFormat.KDFParameters
         var key: SymmetricKey
-    }
-
-    private struct Contents: Codable {
-        var accounts: [AccountRecord]
     }
 
     /// A vault at `path`; with `cacheKey`, an unlock is remembered in the kernel keyring for `unlockDuration`.
@@ -200,7 +197,7 @@ public final class VaultKeystore: Keystore {
         }
         defer { plaintext.zeroize() }
         do {
-            return try Self.decoder.decode(Contents.self, from: Data(plaintext)).accounts
+            return try VaultContents.decode(plaintext)
         } catch {
             throw .damaged(path: path, reason: "its decrypted contents are not the expected records")
         }
@@ -211,11 +208,9 @@ public final class VaultKeystore: Keystore {
         if let cached = unlocked.withLock({ $0 }), cached.salt == header.salt, cached.parameters == header.kdf {
             return cached.key
         }
-        if let cached = keyCache?.load(), cached.salt == header.salt, cached.parameters == header.kdf,
-            constantTimeEqual(VaultFormat.keyCheck(for: cached.key), header.keyCheck)
-        {
-            unlocked.withLock { $0 = UnlockedKey(salt: header.salt, parameters: header.kdf, key: cached.key) }
-            return cached.key
+        if let cached = keyCache?.key(for: header) {
+            unlocked.withLock { $0 = UnlockedKey(salt: header.salt, parameters: header.kdf, key: cached) }
+            return cached
         }
         let secret = try passphrase.passphrase(forVault: path, creating: false)
         let key: SymmetricKey
@@ -240,7 +235,7 @@ public final class VaultKeystore: Keystore {
         defer { plaintext.zeroize() }
         let sealed: [UInt8]
         do {
-            plaintext = Array(try Self.encoder.encode(Contents(accounts: records)))
+            plaintext = try VaultContents.encode(records)
             sealed = try VaultFormat.seal(plaintext, header: header, key: key)
         } catch {
             throw .io(path: path, reason: "cannot encrypt the records: \(error)")
@@ -301,17 +296,4 @@ public final class VaultKeystore: Keystore {
             throw .io(path: directory, reason: "cannot create the directory: \(error.localizedDescription)")
         }
     }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
-
-    private static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return decoder
-    }()
 }

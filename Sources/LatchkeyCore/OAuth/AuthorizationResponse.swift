@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyVault
 
 /// The request that reached the redirect URI: what the loopback listener saw, or what was pasted.
 public struct RedirectRequest: Sendable {

@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// A device authorization response (RFC 8628 §3.2): what the person must type, and where.
 public struct DeviceAuthorization: Sendable {

@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// What an ID token must satisfy to be accepted, and where the keys that sign it are.
 ///

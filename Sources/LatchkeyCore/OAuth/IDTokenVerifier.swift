@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// The claims Latchkey keeps from a verified ID token.
 public struct IDTokenClaims: Sendable, Equatable {

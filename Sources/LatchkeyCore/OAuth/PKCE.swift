@@ -1,4 +1,5 @@
 import Crypto
+public import LatchkeyVault
 
 /// Proof Key for Code Exchange (RFC 7636), S256 only: `plain` would give the code away.
 public struct PKCE: Sendable {

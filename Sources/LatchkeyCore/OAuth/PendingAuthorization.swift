@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// One authorization request in flight, bound to everything its response must match.
 ///

@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// The endpoints and promises of one authorization server, from discovery (OIDC Discovery §3,
 /// RFC 8414 §2) with the provider file's explicit endpoints laid over it.

@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyVault
 
 /// A successful token response (RFC 6749 §5.1), from the authorization-code, refresh or device grant.
 public struct TokenResponse: Sendable {

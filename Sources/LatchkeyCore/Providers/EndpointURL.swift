@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyVault
 
 /// The rule every endpoint Latchkey talks to must follow: an absolute `https` URL, or `http`
 /// only on a loopback host (RFC 8252 §8.3: plain http elsewhere leaks codes and tokens).

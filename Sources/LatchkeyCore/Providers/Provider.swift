@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// One identity provider, as configured by one file in a providers.d directory.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyVault
 
 /// Every provider found in the providers.d directories, with every error found on the way.
 ///

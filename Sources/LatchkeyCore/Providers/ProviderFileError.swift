@@ -1,3 +1,5 @@
+public import LatchkeyVault
+
 /// A problem in one provider file, located as precisely as the file allows.
 ///
 /// Printed as `FILE:LINE: FIELD: message`, the shape compilers use, so editors can jump to it.

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyVault
 import TOMLKit
 
 /// Reads one provider file: TOML in, a `Provider` or every error found in it out.

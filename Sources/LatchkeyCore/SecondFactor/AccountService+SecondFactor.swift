@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyVault
 
 /// Refresh and phone enrollment for `kind = "firebase"` providers (their sign-in is `SignInFlow`'s).
 extension AccountService {

@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyVault
 
 /// A second-factor backend run by an external program (`mfa_backend = "exec:/path"`).
 ///

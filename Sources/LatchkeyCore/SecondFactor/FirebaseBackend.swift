@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyVault
 
 /// The Firebase Authentication / Identity Platform REST backend (protocol notes §0, §1).
 ///

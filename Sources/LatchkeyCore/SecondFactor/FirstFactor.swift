@@ -1,3 +1,5 @@
+public import LatchkeyVault
+
 /// How the person proves who they are before the second factor.
 public enum FirstFactor: Sendable, Equatable {
     /// Email and password (`accounts:signInWithPassword`).

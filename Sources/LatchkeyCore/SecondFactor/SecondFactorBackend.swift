@@ -1,3 +1,5 @@
+public import LatchkeyVault
+
 /// A service that signs a person in with a first and a second factor.
 ///
 /// Two implementations: `FirebaseBackend` (the Identity Toolkit REST API) and `ExecBackend`

@@ -1,3 +1,5 @@
+public import LatchkeyVault
+
 /// Why a first- or second-factor step failed, and what the person can do about it.
 ///
 /// Server codes are kept (`code`) so an unknown one is still shown; messages name fields, never

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyVault
 
 /// One enrolled second factor, as offered after the first factor (Firebase `mfaInfo[]`, §2 of the
 /// protocol notes; the iOS SDK's `MultiFactorInfo`).

@@ -1,3 +1,5 @@
+public import LatchkeyVault
+
 /// The second-factor sign-in as a pure state machine: hints chosen → session → code → tokens.
 ///
 /// It performs nothing. Each event returns the `Action` its driver (`SecondFactorSignIn`, the

@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyVault
 
 /// `latchkey doctor`: everything a sign-in depends on, checked without signing in, one finding
 /// per line, each saying what was found and what to do about it.

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyVault
 import NIOCore
 import NIOHTTP1
 

@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyVault
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LatchkeyCore
+import LatchkeyVault
 
 /// `latchkey default`: which account a bare provider name selects.
 struct DefaultCommand: AsyncParsableCommand {

@@ -3,6 +3,7 @@ import Foundation
 import LatchkeyCore
 import LatchkeyDemo
 import LatchkeyTUI
+import LatchkeyVault
 import Synchronization
 
 /// The signal that ends `latchkey demo --no-tui`, recorded by its handler.

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLatchkeySys
 import Foundation
 import LatchkeyCore
+import LatchkeyVault
 
 /// `latchkey exec SELECTOR -- command…`: the command replaces this process with a valid token in
 /// its environment, where other users cannot read it (argv is world-readable in /proc).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LatchkeyCore
+import LatchkeyVault
 
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

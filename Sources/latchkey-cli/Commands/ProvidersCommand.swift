@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LatchkeyCore
 import LatchkeyTUI
+import LatchkeyVault
 
 struct ProvidersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LatchkeyCore
 import LatchkeyTUI
+import LatchkeyVault
 
 /// `latchkey screen`: the full-screen interface. Falls back to `status` when it cannot draw.
 struct ScreenCommand: AsyncParsableCommand {

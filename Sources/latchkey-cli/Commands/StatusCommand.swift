@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LatchkeyCore
+import LatchkeyVault
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LatchkeyCore
+import LatchkeyVault
 
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCore
 import LatchkeyTUI
+import LatchkeyVault
 
 /// The plain-terminal side of a sign-in: messages and prompts on stderr, answers from stdin.
 ///

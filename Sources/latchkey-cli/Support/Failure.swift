@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LatchkeyCore
+import LatchkeyVault
 
 /// The one place where failures become exit statuses (sysexits.h values, listed in latchkey(1)).
 enum Failure {

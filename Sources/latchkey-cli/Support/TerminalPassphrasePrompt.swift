@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyVault
 
 /// Asks for the vault passphrase on the controlling terminal with echo off.
 ///

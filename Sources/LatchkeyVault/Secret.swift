@@ -28,7 +28,7 @@ public struct Secret: Sendable, Hashable, Codable, CustomStringConvertible, Cust
 }
 
 /// Byte comparison whose running time depends only on the lengths.
-func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+package func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
     var difference = UInt8(lhs.count == rhs.count ? 0 : 1)
     let count = max(lhs.count, rhs.count)
     for index in 0..<count {

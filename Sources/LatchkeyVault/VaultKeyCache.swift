@@ -1,5 +1,5 @@
-import Crypto
-public import Foundation
+public import Crypto
+public import FoundationEssentials
 
 /// The unlocked vault key, kept in the kernel keyring so `latchkey token` in scripts needs no
 /// passphrase (and no half-second of scrypt) until the unlock expires; `latchkey lock` drops it.
@@ -17,14 +17,21 @@ public struct VaultKeyCache: Sendable {
         description = "latchkey:vault-key:\(digest)"
     }
 
-    struct Entry {
-        var expiresAt: Date
-        var salt: [UInt8]
-        var parameters: VaultFormat.KDFParameters
-        var key: SymmetricKey
+    package struct Entry {
+        package var expiresAt: Date
+        package var salt: [UInt8]
+        package var parameters: VaultFormat.KDFParameters
+        package var key: SymmetricKey
+
+        package init(expiresAt: Date, salt: [UInt8], parameters: VaultFormat.KDFParameters, key: SymmetricKey) {
+            self.expiresAt = expiresAt
+            self.salt = salt
+            self.parameters = parameters
+            self.key = key
+        }
     }
 
-    func store(_ entry: Entry) throws(KernelKeyring.Failure) {
+    package func store(_ entry: Entry) throws(KernelKeyring.Failure) {
         var payload: [UInt8] = []
         let seconds = UInt64(max(0, entry.expiresAt.timeIntervalSince1970))
         payload += (0..<8).reversed().map { UInt8((seconds >> (UInt64($0) * 8)) & 0xFF) }
@@ -36,7 +43,7 @@ public struct VaultKeyCache: Sendable {
         try KernelKeyring.store(payload, description: description, timeout: -Int(wholeSeconds: -entry.expiresAt.timeIntervalSinceNow))
     }
 
-    func load() -> Entry? {
+    package func load() -> Entry? {
         guard let payload = KernelKeyring.read(description: description) else { return nil }
         var reader = ByteReader(bytes: payload, offset: 0)
         guard let expiryBytes = reader.take(8), let saltCount = reader.u8(), let salt = reader.take(Int(saltCount)),
@@ -46,6 +53,15 @@ public struct VaultKeyCache: Sendable {
         return Entry(
             expiresAt: Date(timeIntervalSince1970: TimeInterval(seconds)), salt: salt,
             parameters: VaultFormat.KDFParameters(log2N: log2N, r: r, p: p), key: SymmetricKey(data: key))
+    }
+
+    /// The cached key when it is the one `header` was sealed with: same salt and parameters, and
+    /// the header's key check verified (in constant time); `nil` when locked or another vault's.
+    package func key(for header: VaultFormat.Header) -> SymmetricKey? {
+        guard let cached = load(), cached.salt == header.salt, cached.parameters == header.kdf,
+            constantTimeEqual(VaultFormat.keyCheck(for: cached.key), header.keyCheck)
+        else { return nil }
+        return cached.key
     }
 
     /// When the cached key expires, or `nil` when the vault is locked.

@@ -32,7 +32,7 @@ public struct AccountSelector: Sendable, Equatable, CustomStringConvertible {
     /// Where in `records` the one record this selector names is, by the rules of `select`.
     /// Positions rather than records, so the token copies can resolve every selector of a large
     /// vault without copying records or comparing them whole.
-    func index(in records: [AccountRecord]) throws(AccountSelectionError) -> Int {
+    package func index(in records: [AccountRecord]) throws(AccountSelectionError) -> Int {
         let atProvider = records.indices.filter { records[$0].provider == provider }
         let matching = account.map { name in atProvider.filter { records[$0].matches(selector: name) } } ?? atProvider
         guard !matching.isEmpty else { throw .notSignedIn(self, available: atProvider.map { records[$0].label }) }

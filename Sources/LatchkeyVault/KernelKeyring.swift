@@ -1,5 +1,8 @@
 import CLatchkeySys
-import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Short-lived secrets in the Linux kernel key retention service (keyrings(7)).
 ///
@@ -41,7 +44,7 @@ public enum KernelKeyring {
     }
 
     /// The keyring with `description` in the user keyring, or `nil` when there is none.
-    static func keyring(description: String) -> Int32? {
+    package static func keyring(description: String) -> Int32? {
         let ring = lk_search_keyring(lk_user_keyring(), description)
         return ring >= 0 ? Int32(truncatingIfNeeded: ring) : nil
     }

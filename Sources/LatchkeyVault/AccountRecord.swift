@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Everything Latchkey keeps about one signed-in account.
 ///

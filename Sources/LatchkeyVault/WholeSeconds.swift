@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 extension Int {
     /// `seconds` rounded down to whole seconds, clamped to ±`Int.max` (NaN is 0): a duration

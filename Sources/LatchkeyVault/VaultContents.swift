@@ -1,0 +1,32 @@
+public import FoundationEssentials
+
+/// What the vault's sealed box holds: the records as JSON, dates as Unix seconds, keys sorted.
+///
+/// One definition for the full command and the launcher, which reads the vault itself when the
+/// kernel keyring holds the key but no copy of the token (`UnlockedVaultTokenPath`).
+package enum VaultContents {
+    private struct Contents: Codable {
+        var accounts: [AccountRecord]
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    private static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
+
+    package static func encode(_ records: [AccountRecord]) throws -> [UInt8] {
+        Array(try encoder.encode(Contents(accounts: records)))
+    }
+
+    package static func decode(_ plaintext: [UInt8]) throws -> [AccountRecord] {
+        try decoder.decode(Contents.self, from: Data(plaintext)).accounts
+    }
+}
