@@ -1,5 +1,5 @@
 public import Foundation
-public import LatchkeyCore
+import LatchkeyCore
 public import LatchkeyVault
 
 /// Plays the person in a browser for the demo OpenID provider: opens the authorization URL,

@@ -1,4 +1,4 @@
-public import LatchkeyCore
+import LatchkeyCore
 public import LatchkeyVault
 
 /// The masked vault passphrase prompt: what was typed (shown only as a count of dots) and, for

@@ -1,9 +1,9 @@
-public import FoundationEssentials
+import FoundationEssentials
 
 /// What the vault's sealed box holds: the records as JSON, dates as Unix seconds, keys sorted.
 ///
 /// One definition for the full command and the launcher, which reads the vault itself when the
-/// kernel keyring holds the key but no copy of the token (`UnlockedVaultTokenPath`).
+/// kernel keyring holds the key but no copy of the token (`UnlockedVaultAnswer`).
 package enum VaultContents {
     private struct Contents: Codable {
         var accounts: [AccountRecord]

@@ -1,4 +1,4 @@
-public import Crypto
+package import Crypto
 
 /// The vault file's bytes: a versioned header, authenticated as associated data, then one
 /// ChaCha20-Poly1305 box holding the JSON records.
@@ -18,6 +18,8 @@ package struct VaultFormat {
     package static let currentVersion: UInt16 = 1
     package static let scryptID: UInt8 = 1
     package static let chaChaPolyID: UInt8 = 1
+    /// The passphrase vault's name in `status` and `doctor`.
+    package static let keystoreName = "vault"
 
     /// scrypt cost parameters (RFC 7914).
     package struct KDFParameters: Equatable, Sendable {

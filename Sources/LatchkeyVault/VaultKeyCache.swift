@@ -1,4 +1,4 @@
-public import Crypto
+package import Crypto
 public import FoundationEssentials
 
 /// The unlocked vault key, kept in the kernel keyring so `latchkey token` in scripts needs no

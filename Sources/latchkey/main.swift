@@ -1,6 +1,6 @@
 // `latchkey`: answers `latchkey token NAME` from the kernel keyring when it can (its token copy,
-// else the vault opened with the cached key), and otherwise hands the whole command line to
-// `latchkey-cli`, installed in ../libexec/latchkey/ or beside it.
+// else the vault opened with the cached key; `status --json` likewise), and otherwise hands the
+// whole command line to `latchkey-cli`, installed in ../libexec/latchkey/ or beside it.
 //
 // Two executables because the hot path must start in well under a millisecond: this one links
 // only the standard library, FoundationEssentials and Crypto (statically), while the full
@@ -18,7 +18,7 @@ import LatchkeyVault
 // below; exec resets the other, so latchkey-cli hardens itself again.
 _ = lk_harden_process()
 if let status = TokenFastPath.run(CommandLine.arguments) { exit(status) }
-if let status = UnlockedVaultTokenPath.run(CommandLine.arguments) { exit(status) }
+if let status = UnlockedVaultAnswer.run(CommandLine.arguments) { exit(status) }
 var failure = Array(CommandLineLauncher.exec(CommandLine.arguments).utf8)
 _ = write(STDERR_FILENO, &failure, failure.count)
 exit(1)

@@ -6,6 +6,7 @@ full command calls ambiguous, and no input makes it trap.
 The accounts are written straight into the vault by `latchkey-vault-stress seed`, so names and
 subjects can collide on purpose; `latchkey-cli` (the full command, no fast path) is the oracle.
 """
+import json
 import os
 import subprocess
 import time
@@ -206,3 +207,23 @@ def test_the_launcher_never_answers_from_a_vault_others_can_read_or_when_locked(
     break_config(lk)
     result = lk.run("token", "p")
     assert result.code != EX_OK and result.stdout == "", f"answered with no key cached\n{result}"
+
+
+def test_status_json_from_the_launcher_is_the_full_commands_report(lk):
+    now = int(time.time())
+    seed(lk, "p", "x:alice", f"y:bob@{now - 10}", f"z@{now + 3600}")
+    full = full_command(lk, "status", "--json")
+    assert full.returncode == EX_OK, full
+    break_config(lk)  # only the launcher can answer now
+    launcher = lk.run("status", "--json")
+    assert launcher.code == EX_OK, launcher
+
+    ours, theirs = launcher.json()["accounts"], json.loads(full.stdout)["accounts"]
+    countdowns = [(a.pop("expires_in"), b.pop("expires_in")) for a, b in zip(ours, theirs)]
+    assert ours == theirs  # every field but the countdown, which moved on between the two runs
+    assert all(0 <= b - a <= 2 for a, b in countdowns), countdowns
+    (lk.config / "latchkey" / "config.toml").unlink()
+    lk.ok("lock")
+    break_config(lk)
+    result = lk.run("status", "--json")
+    assert result.code != EX_OK and result.stdout == "", f"a locked vault's status was printed\n{result}"

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import LatchkeyVault
 
 /// Every part Latchkey runs with, built once from the process environment: the one composition

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import LatchkeyVault
 
 /// One sign-in, for every provider kind, as a pure state machine: events in, actions out.

@@ -43,7 +43,7 @@ public final class VaultKeystore: Keystore {
 
     init(
         path: String, passphrase: any PassphraseProvider, kdf: VaultFormat.KDFParameters, keyCache: VaultKeyCache? = nil,
-        unlockDuration: TimeInterval = 900, backendName: String = "vault"
+        unlockDuration: TimeInterval = 900, backendName: String = VaultFormat.keystoreName
     ) {
         self.path = path
         self.backendName = backendName

@@ -64,9 +64,6 @@ enum Output {
     }
 
     static func json(_ value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        result(String(decoding: try encoder.encode(value), as: UTF8.self))
+        result(try ReportJSON.text(of: value))
     }
 }

@@ -5,28 +5,50 @@ import LatchkeyEssentials
     import Glibc
 #endif
 
-/// `latchkey token SELECTOR [--min-ttl N]` answered by the launcher from the vault itself, when
-/// the kernel keyring holds the unlocked key but no copy of the token (right after `unlock`,
-/// after `lock` of the copies alone, or when the key quota cut the copies short).
+/// What the launcher answers from the vault itself, opened with the key an unlock left in the
+/// kernel keyring, so that these commands never load `latchkey-cli`:
 ///
-/// It reads the same file with the same key check, decodes the same records and applies the same
-/// selection and validity rules as the full command, because those live in this module and the
-/// full command calls them too; so it can never print a token the full command would not. All
-/// else returns `nil` and the full command answers: a locked vault, a token to refresh, a
-/// selector it would refuse (with its message), a damaged file. It writes nothing: the copies
-/// are the full command's to make.
-public enum UnlockedVaultTokenPath {
-    /// Prints the token and returns the exit status, or `nil` to let the full command answer.
+/// - `token SELECTOR [--min-ttl N]` when the keyring holds no copy of the token (right after
+///   `unlock`, or when the key quota cut the copies short) and the token needs no refresh;
+/// - `status --json`, which needs nothing but the records.
+///
+/// It reads the same file with the same checks, decodes the same records and applies the same
+/// selection, validity and report code as the full command, because those live in this module
+/// and the full command calls them too; so it never prints what the full command would not. All
+/// else returns `nil` and the full command answers: a locked vault (it asks for the
+/// passphrase), a token to refresh, a selector it would refuse (with its message), a damaged
+/// file. It writes nothing: the token copies are the full command's to make.
+public enum UnlockedVaultAnswer {
+    /// Prints the answer and returns the exit status, or `nil` to let the full command answer.
     public static func run(_ arguments: [String], now: Date = Date()) -> Int32? {
-        guard let request = TokenFastPath.Request(arguments), let vault = TokenFastPath.privateVaultPath(),
-            let records = UnlockedVault.records(at: vault),
+        if arguments.dropFirst().elementsEqual(["status", "--json"]) { return status(now: now) }
+        return token(arguments, now: now)
+    }
+
+    private static func token(_ arguments: [String], now: Date) -> Int32? {
+        guard let request = TokenFastPath.Request(arguments), let records = records(),
             let index = try? AccountSelector(parsing: request.selector).index(in: records),
             records[index].isValid(at: now, margin: TimeInterval(request.minimumLifetime))
         else { return nil }
         var line = Array(records[index].accessToken.exposedValue.utf8) + [UInt8(ascii: "\n")]
         defer { line.zeroize() }
-        let written = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-        return written == line.count ? 0 : nil
+        return printed(line) ? 0 : nil
+    }
+
+    private static func status(now: Date) -> Int32? {
+        guard let records = records(),
+            let json = try? StatusReport(records: records, keystore: VaultFormat.keystoreName, now: now).json()
+        else { return nil }
+        return printed(Array((json + "\n").utf8)) ? 0 : nil
+    }
+
+    private static func records() -> [AccountRecord]? {
+        TokenFastPath.privateVaultPath().flatMap(UnlockedVault.records(at:))
+    }
+
+    /// One `write`: a pipe closed early leaves nothing half-printed for the full command to repeat.
+    private static func printed(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) } == bytes.count
     }
 }
 

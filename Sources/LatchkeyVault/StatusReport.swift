@@ -1,0 +1,82 @@
+public import FoundationEssentials
+
+/// `latchkey status --json`: identities and expiry, never a token.
+public struct StatusReport: Encodable, Sendable {
+    public struct Account: Encodable, Sendable {
+        public var provider, account, subject, issuer, keystore: String
+        public var expiresAt: Date?
+        public var expiresIn: Int?
+        public var refreshToken: Bool
+        public var secondFactor: String?
+        public var lastError: String?
+        /// The account a bare provider name selects (`latchkey default`).
+        public var isDefault: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case provider, account, subject, issuer, keystore
+            case isDefault = "default"
+            case secondFactor = "second_factor"
+            case expiresAt = "expires_at"
+            case expiresIn = "expires_in"
+            case refreshToken = "refresh_token"
+            case lastError = "last_error"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(provider, forKey: .provider)
+            try container.encode(account, forKey: .account)
+            try container.encode(subject, forKey: .subject)
+            try container.encode(issuer, forKey: .issuer)
+            try container.encode(keystore, forKey: .keystore)
+            try container.encode(expiresAt, forKey: .expiresAt)
+            try container.encode(expiresIn, forKey: .expiresIn)
+            try container.encode(refreshToken, forKey: .refreshToken)
+            try container.encode(secondFactor, forKey: .secondFactor)
+            try container.encode(lastError, forKey: .lastError)
+            try container.encode(isDefault, forKey: .isDefault)
+        }
+
+        public var summary: String {
+            var text = TerminalText.sanitized(account) + (isDefault ? " (default)" : "")
+            if let expiresIn {
+                text += expiresIn > 0 ? "  expires in \(Self.duration(expiresIn))" : "  expired \(Self.duration(-expiresIn)) ago"
+            }
+            text += refreshToken ? "  refresh token: yes" : "  refresh token: no"
+            if let secondFactor { text += "  second factor: \(TerminalText.sanitized(secondFactor))" }
+            text += "  [\(keystore)]"
+            if let lastError { text += "\n    last error: \(TerminalText.sanitized(lastError))" }
+            return text
+        }
+
+        static func duration(_ seconds: Int) -> String {
+            seconds >= 3600
+                ? "\(seconds / 3600)h \(seconds % 3600 / 60)m" : seconds >= 60 ? "\(seconds / 60)m \(seconds % 60)s" : "\(seconds)s"
+        }
+    }
+
+    public var accounts: [Account]
+
+    public init(records: [AccountRecord], keystore: String, now: Date) {
+        accounts = records.map { record in
+            Account(
+                provider: record.provider, account: record.label, subject: record.subject, issuer: record.issuer, keystore: keystore,
+                expiresAt: record.expiresAt, expiresIn: record.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince(now)) },
+                refreshToken: record.refreshToken != nil, secondFactor: record.secondFactor, lastError: record.lastError,
+                isDefault: record.isDefault == true)
+        }
+    }
+
+    /// The text `status --json` prints, the same from the launcher and from `latchkey-cli`.
+    public func json() throws -> String { try ReportJSON.text(of: self) }
+}
+
+/// How every `--json` report is written: indented, keys sorted, dates in ISO 8601, slashes bare.
+public enum ReportJSON {
+    public static func text(of value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
