@@ -26,7 +26,11 @@ package enum VaultContents {
         Array(try encoder.encode(Contents(accounts: records)))
     }
 
+    /// `VaultRecordReader` first (a tenth of the time); `JSONDecoder` for anything it refuses, so
+    /// the faster reader can never make a readable vault unreadable.
     package static func decode(_ plaintext: [UInt8]) throws -> [AccountRecord] {
-        try decoder.decode(Contents.self, from: Data(plaintext)).accounts
+        var reader = VaultRecordReader(plaintext)
+        if let records = try? reader.records() { return records }
+        return try decoder.decode(Contents.self, from: Data(plaintext)).accounts
     }
 }
