@@ -227,3 +227,16 @@ def test_status_json_from_the_launcher_is_the_full_commands_report(lk):
     break_config(lk)
     result = lk.run("status", "--json")
     assert result.code != EX_OK and result.stdout == "", f"a locked vault's status was printed\n{result}"
+
+
+def test_choosing_the_secret_service_in_config_ends_the_launchers_answers_from_the_vault(lk):
+    seed(lk, "p", "x:alice")
+    assert lk.token("p") == "fake-access-x"
+    path = lk.config / "latchkey" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('keystore = "secret-service"\n')
+    lk.run("status")  # the first full command under the new setting (no Secret Service here: it may fail)
+    for args in (["token", "p"], ["status", "--json"]):
+        result = lk.run(*args, env={"DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"})
+        assert "fake-access-x" not in result.stdout and "alice" not in result.stdout, \
+            f"{args} still answered from the passphrase vault\n{result}"

@@ -31,6 +31,9 @@ public struct Composition: Sendable {
                     path: paths.vaultFile, passphrase: source, cacheKey: true, unlockDuration: TimeInterval(settings.unlockTimeout))
             case .secretService:
                 keystore = VaultKeystore.secretService(path: paths.secretServiceVaultFile)
+                // config.toml moved away from the passphrase vault: its cached key and token copies
+                // go, or the launcher would go on answering from a keystore no longer in use.
+                if backend == nil { VaultKeystore(path: paths.vaultFile, passphrase: passphrase, cacheKey: true).lock() }
             }
         }
         service = AccountService(
