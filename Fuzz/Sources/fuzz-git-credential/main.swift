@@ -4,6 +4,7 @@
 internal import FuzzSupport
 
 @testable internal import LatchkeyCore
+@testable internal import LatchkeyVault
 
 enum Fixed {
     static let providers = ["gitlab.example.com", "git.example.com:8443", "[::1]:3000"].enumerated().map { index, entry in

@@ -8,7 +8,7 @@ internal import Foundation
 internal import FuzzSupport
 
 @testable internal import LatchkeyCore
-@testable import LatchkeyVault
+@testable internal import LatchkeyVault
 
 enum Fixed {
     static let signingKey = try! P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 0x42, count: 32))

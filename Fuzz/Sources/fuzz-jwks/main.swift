@@ -3,6 +3,7 @@
 internal import FuzzSupport
 
 @testable internal import LatchkeyCore
+@testable internal import LatchkeyVault
 
 enum Fixed {
     static let input = Array("header.claims".utf8)

@@ -3,6 +3,7 @@
 internal import FuzzSupport
 
 @testable internal import LatchkeyCore
+@testable internal import LatchkeyVault
 
 enum Fixed {
     static let backend = ExecBackend(path: "/usr/libexec/latchkey-fuzz-plugin", provider: "fuzz")

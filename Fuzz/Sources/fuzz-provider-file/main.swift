@@ -3,6 +3,7 @@ internal import Foundation
 internal import FuzzSupport
 
 @testable internal import LatchkeyCore
+@testable internal import LatchkeyVault
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -7,6 +7,7 @@
 internal import Foundation
 internal import FuzzSupport
 internal import LatchkeyCore
+internal import LatchkeyVault
 
 enum Fixed {
     /// RFC 9207 enforced (discovery promised `iss`), and not (no discovery at all).

@@ -4,6 +4,7 @@
 internal import Foundation
 internal import FuzzSupport
 internal import LatchkeyCore
+internal import LatchkeyVault
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

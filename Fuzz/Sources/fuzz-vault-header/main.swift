@@ -3,7 +3,7 @@ internal import Crypto
 internal import FuzzSupport
 
 @testable internal import LatchkeyCore
-@testable import LatchkeyVault
+@testable internal import LatchkeyVault
 
 /// A key to try the sealed box with: opening must fail cleanly, never trap.
 enum Fixed {
