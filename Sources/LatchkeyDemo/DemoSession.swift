@@ -57,12 +57,17 @@ public final class DemoSession: Sendable {
             throw .cannotStart("\(keepVaultAt) exists already; --vault needs a path where no file is")
         }
         let directory = try makePrivateDirectory(in: base["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp")
+        // Kept outside the `do` so a failure after one provider started stops it again.
+        var startedOpenID: DemoOpenIDProvider?
+        var startedFirebase: IdentityToolkitEmulator?
         do {
             let sms = SMSInbox()
             let redirectPath = "/oauth2redirect/\(openIDName)"
             let openID = try await DemoOpenIDProvider.start(configuration: DemoOpenIDConfiguration(redirectPaths: [redirectPath]))
+            startedOpenID = openID
             let firebase = try await IdentityToolkitEmulator.start(
                 configuration: firebaseConfiguration, log: { line in sms.receive(line) })
+            startedFirebase = firebase
             let providers = directory + "/providers.d"
             try FileManager.default.createDirectory(atPath: providers, withIntermediateDirectories: false)
             try write(openIDProviderFile(issuer: openID.issuer, redirectPath: redirectPath), to: "\(providers)/\(openIDName).toml")
@@ -91,6 +96,8 @@ public final class DemoSession: Sendable {
                 directory: directory, vaultPath: LatchkeyPaths(environment: environment).vaultFile, environment: environment, sms: sms,
                 openID: openID, firebase: firebase, keepVaultAt: keepVaultAt)
         } catch {
+            await startedOpenID?.shutdown()
+            await startedFirebase?.shutdown()
             try? FileManager.default.removeItem(atPath: directory)
             throw .cannotStart("\(error)")
         }
