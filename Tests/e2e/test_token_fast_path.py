@@ -149,6 +149,17 @@ def drop_token_copies(lk) -> None:
     assert libc.syscall(_KEYCTL, _KEYCTL_INVALIDATE, ring) == 0
 
 
+def assert_unanswered(result, why: str = "answered") -> None:
+    assert result.code != EX_OK and result.stdout == "", f"{why}\n{result}"
+
+
+def lock_with_only_the_launcher_left(lk) -> None:
+    """Drops the cached key (with a working config.toml), then breaks the config again."""
+    (lk.config / "latchkey" / "config.toml").unlink()
+    lk.ok("lock")
+    break_config(lk)
+
+
 def test_without_token_copies_the_launcher_answers_from_the_vault_with_the_cached_key(lk):
     seed(lk, "p", "x:alice", "y:bob")
     drop_token_copies(lk)
@@ -189,8 +200,7 @@ def test_the_launcher_never_answers_from_a_vault_that_fails_authentication(lk):
     data = bytearray(lk.vault.read_bytes())
     data[-20] ^= 0x01  # a ciphertext byte: the key check still passes, the AEAD tag does not
     lk.vault.write_bytes(bytes(data))
-    result = lk.run("token", "p")
-    assert result.code != EX_OK and result.stdout == "", result
+    assert_unanswered(lk.run("token", "p"))
 
 
 def test_the_launcher_never_answers_from_a_vault_others_can_read_or_when_locked(lk):
@@ -198,15 +208,11 @@ def test_the_launcher_never_answers_from_a_vault_others_can_read_or_when_locked(
     drop_token_copies(lk)
     break_config(lk)
     lk.vault.chmod(0o640)
-    result = lk.run("token", "p")
-    assert result.code != EX_OK and result.stdout == "", result
+    assert_unanswered(lk.run("token", "p"))
     lk.vault.chmod(0o600)
     assert lk.token("p") == "fake-access-x"
-    (lk.config / "latchkey" / "config.toml").unlink()
-    lk.ok("lock")
-    break_config(lk)
-    result = lk.run("token", "p")
-    assert result.code != EX_OK and result.stdout == "", f"answered with no key cached\n{result}"
+    lock_with_only_the_launcher_left(lk)
+    assert_unanswered(lk.run("token", "p"), "answered with no key cached")
 
 
 def test_status_json_from_the_launcher_is_the_full_commands_report(lk):
@@ -222,11 +228,8 @@ def test_status_json_from_the_launcher_is_the_full_commands_report(lk):
     countdowns = [(a.pop("expires_in"), b.pop("expires_in")) for a, b in zip(ours, theirs)]
     assert ours == theirs  # every field but the countdown, which moved on between the two runs
     assert all(0 <= b - a <= 2 for a, b in countdowns), countdowns
-    (lk.config / "latchkey" / "config.toml").unlink()
-    lk.ok("lock")
-    break_config(lk)
-    result = lk.run("status", "--json")
-    assert result.code != EX_OK and result.stdout == "", f"a locked vault's status was printed\n{result}"
+    lock_with_only_the_launcher_left(lk)
+    assert_unanswered(lk.run("status", "--json"), "a locked vault's status was printed")
 
 
 def test_choosing_the_secret_service_in_config_ends_the_launchers_answers_from_the_vault(lk):
