@@ -15,6 +15,9 @@ public struct DemoPanel: Sendable, Equatable {
 
 /// What `latchkey demo` lends the screen: its panel, and the demo browser.
 public struct DemoHooks: Sendable {
+    /// The panel as it is now; the screen's first frame shows it, so the demo credentials are
+    /// there from the start rather than after the first change.
+    public var panel: @Sendable () -> DemoPanel
     /// Called once with a function that puts a new panel on the screen (an SMS arrived, the
     /// phone app's code changed).
     public var watch: @Sendable (_ show: @escaping @Sendable (DemoPanel) -> Void) -> Void
@@ -22,9 +25,11 @@ public struct DemoHooks: Sendable {
     public var browse: @Sendable (URL) async throws -> Void
 
     public init(
+        panel: @escaping @Sendable () -> DemoPanel,
         watch: @escaping @Sendable (_ show: @escaping @Sendable (DemoPanel) -> Void) -> Void,
         browse: @escaping @Sendable (URL) async throws -> Void
     ) {
+        self.panel = panel
         self.watch = watch
         self.browse = browse
     }

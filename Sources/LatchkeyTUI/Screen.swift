@@ -44,7 +44,7 @@ public enum Screen {
         var state = AppState(providers: catalog.providers.map(ProviderSummary.init), now: Date(), size: terminal.size)
         state.isRemote = !(environment["SSH_CONNECTION"] ?? "").isEmpty
         if let demo {
-            state.demo = DemoPanel(notes: [])
+            state.demo = demo.panel()
             demo.watch { panel in inbox.post(.demoPanel(panel)) }
         }
         if !catalog.errors.isEmpty {

@@ -49,14 +49,16 @@ struct DemoCommand: AsyncParsableCommand {
     @MainActor
     private func showScreen(_ session: DemoSession) -> Int32? {
         let composition = session.composition()
+        let panel: @Sendable () -> DemoPanel = { DemoPanel(notes: session.notes(), inbox: session.sms.all) }
         let hooks = DemoHooks(
+            panel: panel,
             watch: { show in
-                session.sms.onChange { inbox in show(DemoPanel(notes: session.notes(), inbox: inbox)) }
+                session.sms.onChange { _ in show(panel()) }
                 // The phone app's code changes every 30 s.
                 Task.detached {
                     while true {
                         try? await Task.sleep(for: .seconds(1))
-                        show(DemoPanel(notes: session.notes(), inbox: session.sms.all))
+                        show(panel())
                     }
                 }
             },
