@@ -33,6 +33,18 @@ public struct DemoBrowser: Sendable {
         guard landed.status == 200 else { throw .unexpected("Latchkey's redirect listener answered HTTP \(landed.status)") }
     }
 
+    /// Approves a device-code sign-in: opens the verification page, types `userCode` and the demo
+    /// user's password into its form, as a person on another device would. Latchkey's polling
+    /// then finishes the sign-in.
+    public func approveDevice(at verificationURI: URL, userCode: String) async throws(DemoBrowserError) {
+        let page = try await send(HTTPRequest(method: .get, url: verificationURI, headers: [("Accept", "text/html")]))
+        guard page.status == 200 else { throw .unexpected("the verification page answered HTTP \(page.status)") }
+        let form = try LoginForm(html: String(decoding: page.body, as: UTF8.self), page: verificationURI)
+        let fields = form.hiddenFields + [("user_code", userCode), ("username", username), ("password", password)]
+        let approved = try await send(HTTPRequest.form(form.action, fields))
+        guard approved.status == 200 else { throw .unexpected("the verification page refused the code (HTTP \(approved.status))") }
+    }
+
     private func send(_ request: HTTPRequest) async throws(DemoBrowserError) -> HTTPResponse {
         do {
             return try await transport.send(request)
@@ -49,7 +61,7 @@ struct LoginForm {
 
     init(html: String, page: URL) throws(DemoBrowserError) {
         guard let form = html.firstMatch(of: #/<form[^>]*action="([^"]*)"/#), let action = URL(string: String(form.1), relativeTo: page)
-        else { throw .unexpected("no login form on the authorization page") }
+        else { throw .unexpected("no form on the page") }
         self.action = action.absoluteURL
         hiddenFields = html.matches(of: #/<input type="hidden" name="([^"]*)" value="([^"]*)">/#).map {
             (Self.unescape(String($0.1)), Self.unescape(String($0.2)))

@@ -386,9 +386,9 @@ public struct AppState: Sendable {
             return [.answer(.redirectURL(paste.entry.text))]
         }
         // The demo browser plays the person at the demo's own provider (`latchkey demo` only).
-        if demo != nil, key == .character("a"), screen.isLoopback, let url = screen.authorizationURL {
+        if demo != nil, key == .character("a"), let visit = screen.demoVisit {
             message = Message(text: "The demo browser is signing in as the demo user…", isError: false)
-            return [.demoBrowse(url)]
+            return [.demoBrowse(visit)]
         }
         // While the browser round trip runs, p and d switch to the other ways to sign in.
         if screen.isLoopback, key == .character("p") || key == .character("d") {

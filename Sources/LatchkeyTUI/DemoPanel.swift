@@ -21,16 +21,23 @@ public struct DemoHooks: Sendable {
     /// Called once with a function that puts a new panel on the screen (an SMS arrived, the
     /// phone app's code changed).
     public var watch: @Sendable (_ show: @escaping @Sendable (DemoPanel) -> Void) -> Void
-    /// Plays the person in a browser at an authorization URL (the `a` key on a sign-in screen).
-    public var browse: @Sendable (URL) async throws -> Void
+    /// Plays the person in a browser (the `a` key on a sign-in screen).
+    public var browse: @Sendable (DemoVisit) async throws -> Void
 
     public init(
         panel: @escaping @Sendable () -> DemoPanel,
         watch: @escaping @Sendable (_ show: @escaping @Sendable (DemoPanel) -> Void) -> Void,
-        browse: @escaping @Sendable (URL) async throws -> Void
+        browse: @escaping @Sendable (DemoVisit) async throws -> Void
     ) {
         self.panel = panel
         self.watch = watch
         self.browse = browse
     }
+}
+
+/// Where the demo browser goes for the person: the authorization URL of a browser sign-in, or the
+/// verification page of a device-code sign-in, where it types the code shown on the screen.
+public enum DemoVisit: Sendable, Equatable {
+    case authorization(URL)
+    case device(verificationURI: URL, userCode: String)
 }

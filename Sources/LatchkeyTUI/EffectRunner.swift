@@ -15,11 +15,11 @@ final class EffectRunner {
     private let replies = PromptReplies()
     private var tasks: [Task<Void, Never>] = []
     /// `latchkey demo`'s browser, the only one that can be driven from the screen.
-    private let demoBrowse: (@Sendable (URL) async throws -> Void)?
+    private let demoBrowse: (@Sendable (DemoVisit) async throws -> Void)?
 
     init(
         inbox: Inbox, service: AccountService, typedPassphrase: TypedPassphrase?, vaultPath: String, driver: any TerminalDriver,
-        demoBrowse: (@Sendable (URL) async throws -> Void)? = nil
+        demoBrowse: (@Sendable (DemoVisit) async throws -> Void)? = nil
     ) {
         self.demoBrowse = demoBrowse
         self.inbox = inbox
@@ -47,11 +47,11 @@ final class EffectRunner {
             loadAccounts()
         case .startSignIn(let name, let mode):
             startSignIn(name, mode: mode)
-        case .demoBrowse(let url):
+        case .demoBrowse(let visit):
             guard let demoBrowse else { return }
             spawn { inbox in
                 do {
-                    try await demoBrowse(url)
+                    try await demoBrowse(visit)
                 } catch {
                     inbox.post(.failed("\(error)"))
                 }

@@ -132,8 +132,8 @@ public enum Effect: Sendable, Equatable {
     case makeDefault(AccountSelector)
     /// Put `text` on the clipboard with OSC 52. Carries a token: never drawn, never logged.
     case writeClipboard(Secret)
-    /// `latchkey demo`: the demo browser signs in at this authorization URL.
-    case demoBrowse(URL)
+    /// `latchkey demo`: the demo browser plays the person at the demo provider.
+    case demoBrowse(DemoVisit)
     case beep
     case quit
 }

@@ -139,6 +139,9 @@ extension Renderer {
         } else {
             status += wrap("The code has expired; press Esc and sign in again.", .error)
         }
+        if state.demo != nil && remaining > 0 {
+            status += wrap("Demo: press a and the demo browser approves the code as the demo user.", .accent)
+        }
         // The large type goes only where the plain code and the status still fit below it.
         let large = BlockFont.lines(code)
         if large.allSatisfy({ DisplayWidth.of($0) + 3 <= textWidth })

@@ -113,10 +113,10 @@ public enum Renderer {
                 keys = paste.submitted ? ["Esc cancel"] : ["⏎ submit", "Esc cancel"]
             } else if screen.isLoopback {
                 keys = ["p paste URL instead", "d device code instead", "Esc cancel"]
-                if state.demo != nil && screen.authorizationURL != nil { keys.insert("a demo browser", at: 0) }
             } else {
                 keys = ["Esc cancel"]
             }
+            if state.demo != nil && screen.demoVisit != nil { keys.insert("a demo browser", at: 0) }
         case .secondFactor(let screen):
             keys = secondFactorKeys(screen, now: state.now)
         case .list:

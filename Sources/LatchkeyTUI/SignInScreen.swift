@@ -52,6 +52,16 @@ public struct SignInScreen: Sendable, Equatable {
     /// The sign-in runs with a browser and a listener on this machine (so `p` and `d` can switch).
     var isLoopback: Bool { !choosingMode && device == nil && paste == nil && mode != .paste && mode != .device }
 
+    /// What the demo browser can do for the person here, once the provider has answered: approve
+    /// the device code, or sign in at the authorization URL the listener waits on.
+    var demoVisit: DemoVisit? {
+        if let device {
+            return URL(string: device.verificationURI).map { .device(verificationURI: $0, userCode: device.userCode) }
+        }
+        guard isLoopback, let authorizationURL else { return nil }
+        return .authorization(authorizationURL)
+    }
+
     mutating func apply(_ progress: SignInProgress, now: Date) {
         switch progress {
         case .authorizationStarted(let url, let redirectURI, let listeningOn):

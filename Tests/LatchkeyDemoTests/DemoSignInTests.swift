@@ -51,6 +51,30 @@ struct DemoSignInTests {
         }
     }
 
+    @Test("the demo browser approves a device code on the verification page, and polling finishes the sign-in")
+    func openIDDeviceSignIn() async throws {
+        try await withDemo { session, service in
+            let provider = try service.catalog.provider(named: DemoSession.openIDName)
+            let person = ScriptedPerson(
+                answer: { _, _ in .cancel },
+                deviceCodeShown: { authorization in
+                    do {
+                        let page = try #require(URL(string: authorization.verificationURI))
+                        await #expect(throws: DemoBrowserError.self, "a code nobody was shown is refused") {
+                            try await DemoBrowser.demoUser.approveDevice(at: page, userCode: "BBBB-BBBB")
+                        }
+                        try await DemoBrowser.demoUser.approveDevice(at: page, userCode: authorization.userCode)
+                    } catch {
+                        Issue.record(error)
+                    }
+                })
+            let (record, outcome) = try await service.signIn(provider: provider, mode: .device, interaction: person, timeout: .seconds(30))
+            #expect(outcome == .added)
+            #expect(record.subject == "ada-1815")
+            #expect(person.log.deviceCodes.count == 1)
+        }
+    }
+
     @Test("the demo firebase provider asks for the SMS code the inbox received")
     func firebaseSignInWithTheInboxCode() async throws {
         try await withDemo { session, service in

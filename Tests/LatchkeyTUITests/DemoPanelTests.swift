@@ -27,8 +27,25 @@ struct DemoPanelTests {
         #expect(state.handle(.key(.character("a"))) == [], "nothing to open before the address is known")
         _ = state.handle(.signIn(.authorizationStarted(url: authorization, redirectURI: "r", listeningOn: ["127.0.0.1:4001"])))
         #expect(lines(state).last?.contains("a demo browser") == true)
-        #expect(state.handle(.key(.character("a"))) == [.demoBrowse(authorization)])
+        #expect(state.handle(.key(.character("a"))) == [.demoBrowse(.authorization(authorization))])
         #expect(state.message?.text.contains("demo browser") == true)
+    }
+
+    @Test("a on a demo device-code screen sends the demo browser to the verification page with the code shown")
+    func demoBrowserApprovesTheDeviceCode() throws {
+        var state = demoState()
+        _ = state.handle(.key(.enter))
+        _ = state.handle(.key(.character("d")))
+        #expect(state.handle(.key(.character("a"))) == [], "nothing to approve before the provider issued a code")
+        let code = DeviceCode(
+            userCode: "BCDF-GHJK", verificationURI: "http://127.0.0.1:4000/device", verificationURIComplete: nil, expiresIn: 600,
+            interval: 2, clientID: "latchkey-demo")
+        _ = state.handle(.signIn(.deviceCode(code)))
+        let screen = lines(state)
+        #expect(screen.last?.contains("a demo browser") == true)
+        #expect(screen.contains { $0.contains("demo browser approves the code") })
+        let verification = try #require(URL(string: "http://127.0.0.1:4000/device"))
+        #expect(state.handle(.key(.character("a"))) == [.demoBrowse(.device(verificationURI: verification, userCode: "BCDF-GHJK"))])
     }
 
     @Test("outside the demo, a does nothing on a sign-in screen")

@@ -23,20 +23,24 @@ public final class ScriptedPerson: SignInInteraction {
     let pastedURL: @Sendable (URL) async -> String?
     let choose: @Sendable ([SecondFactorHint]) -> SecondFactorHint?
     let answer: @Sendable (VerificationSession, Int) async -> CodeAnswer
+    let deviceCodeShown: @Sendable (DeviceAuthorization) async -> Void
     private let state = Mutex(Log())
 
     public var log: Log { state.withLock { $0 } }
 
-    /// `answer` gets the session and the attempt number (1 for the first code asked).
+    /// `answer` gets the session and the attempt number (1 for the first code asked);
+    /// `deviceCodeShown` is the person reading a device code off the screen.
     public init(
         credentials: PasswordCredentials? = nil, choose: @escaping @Sendable ([SecondFactorHint]) -> SecondFactorHint? = { $0.first },
         answer: @escaping @Sendable (VerificationSession, Int) async -> CodeAnswer,
-        pastedURL: @escaping @Sendable (URL) async -> String? = { _ in nil }
+        pastedURL: @escaping @Sendable (URL) async -> String? = { _ in nil },
+        deviceCodeShown: @escaping @Sendable (DeviceAuthorization) async -> Void = { _ in }
     ) {
         self.credentials = credentials
         self.choose = choose
         self.answer = answer
         self.pastedURL = pastedURL
+        self.deviceCodeShown = deviceCodeShown
     }
 
     public func authorizationStarted(url: URL, provider: OAuthProvider, redirectURI: String, listeningOn: [String]) async {
@@ -54,6 +58,7 @@ public final class ScriptedPerson: SignInInteraction {
 
     public func deviceCodeIssued(_ authorization: DeviceAuthorization, provider: OAuthProvider) async {
         state.withLock { $0.deviceCodes.append(authorization.userCode) }
+        await deviceCodeShown(authorization)
     }
 
     public func federatedSignInStarted(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async {

@@ -86,6 +86,19 @@ def test_demo_signs_in_to_both_providers_from_the_screen_with_no_browser_and_lea
     assert leftovers(lk) == [], "the demo leaves no file behind"
 
 
+def test_demo_browser_approves_a_device_code_from_the_screen(tmux, lk):
+    tmux.start(demo_command(), demo_env(lk))
+    tmux.wait_text("q quit")
+    tmux.send("Enter")
+    tmux.wait_text("No browser could be opened")
+    tmux.send("d")
+    text = tmux.wait_text("demo browser approves the code")
+    assert "a demo browser" in text and "and enter the code" in text
+    tmux.send("a")
+    tmux.wait_text("Signed in to Demo OpenID as", timeout=30)
+    tmux.send("q")
+
+
 def test_ctrl_c_ends_the_demo_and_removes_its_directory(tmux, lk):
     out = lk.root / "rc"
     tmux.start(f"trap : INT; {demo_command()}; echo $? > {out}", demo_env(lk))

@@ -62,7 +62,14 @@ struct DemoCommand: AsyncParsableCommand {
                     }
                 }
             },
-            browse: { url in try await DemoBrowser.demoUser.signIn(at: url) })
+            browse: { visit in
+                switch visit {
+                case .authorization(let url):
+                    try await DemoBrowser.demoUser.signIn(at: url)
+                case .device(let verificationURI, let userCode):
+                    try await DemoBrowser.demoUser.approveDevice(at: verificationURI, userCode: userCode)
+                }
+            })
         do {
             let outcome = try Screen.run(environment: session.environment, service: composition.service, typedPassphrase: nil, demo: hooks)
             if case .interrupted(let signal) = outcome { return 128 + signal }
