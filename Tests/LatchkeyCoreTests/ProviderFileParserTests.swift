@@ -579,6 +579,31 @@ struct TOMLPreflightTests {
         #expect(TOMLPreflight.problem(in: "\u{FEFF}[table]\nx = 1") == nil)
     }
 
+    @Test(
+        "a } where an array expects a value is an error on its line, not an abort (found by the long fuzz run)",
+        arguments: [
+            ("loopback_port = [}", 1), ("display_name = \"x\"\nloopback_port = [1, }", 2), ("x = [ # c\n }", 2),
+            ("x = [\n\"a\",\n}\n", 3), ("t = { a = [} }", 1), ("x = \"\"\"\n]\n\"\"\"\ny = [}", 4),
+            ("bi_fi= [}\nredirect_taph = \"/,crts\"", 1),
+        ])
+    func braceAsArrayValue(text: String, line: Int) {
+        guard case .failure(let failure) = ProviderFileParser().parse(text, file: "/p/x.toml") else {
+            Issue.record("parsed")
+            return
+        }
+        #expect(failure.errors.first?.message.contains("`}` where the array expects a value") == true)
+        #expect(failure.errors.first?.line == line)
+    }
+
+    @Test("a } inside strings, comments, inline tables and table headers is no problem")
+    func braceElsewhere() {
+        let texts = [
+            "x = [\"}\", '}', \"\"\"a\n}\"\"\", '''\n}''']", "x = [1, 2] # [}", "x = { a = 1 }", "[\"a}\"]\nx = 1", "x = [{}, {a = [1]}]",
+            "x = [ ]", "x = \"[\\\"\" \ny = [\"}\"]", "x = [\n  1,\n  2,\n]",
+        ]
+        for text in texts { #expect(TOMLPreflight.braceWhereArrayValueGoes(in: Array(text.unicodeScalars)) == nil, "\(text)") }
+    }
+
     @Test("a CRLF file is checked line by line: a bad header is found on its line, and a good file parses")
     func crlfLines() throws {
         #expect(TOMLPreflight.problem(in: "x = 1\r\n[#\r\n")?.line == 2)

@@ -12,6 +12,11 @@
 /// `\r\n` as one, so splitting on characters missed every line of a CRLF file (which was then
 /// refused whole for the `\n` inside it). toml++ skips a UTF-8 byte order mark before the first
 /// line, so this does too: a BOM before `[#` hid the header from the check (found 2026-11-23).
+///
+/// The long fuzz run found one more (2026-11-23): `}` where an array expects its next value
+/// (`ports = [}`, `[1, }`) reaches toml++'s `parse_value`, which asserts that a value never
+/// starts with a terminator; an optimised build without assertions assumes it instead. So the
+/// text is also scanned as TOML values are written (strings, comments, brackets) for that `}`.
 enum TOMLPreflight {
     struct Problem: Equatable {
         var line: Int
@@ -32,7 +37,78 @@ enum TOMLPreflight {
                 return Problem(line: index + 1, message: "not valid TOML: a table header must name a key")
             }
         }
+        return braceWhereArrayValueGoes(in: Array(text.unicodeScalars)).map {
+            Problem(line: $0, message: "not valid TOML: `}` where the array expects a value or `]`")
+        }
+    }
+
+    /// The line of a `}` right after an array's `[` or one of its commas, outside strings and
+    /// comments. Table headers (a `[` before any `=` on a line outside a value) are skipped.
+    static func braceWhereArrayValueGoes(in text: [Unicode.Scalar]) -> Int? {
+        var line = 1
+        var open: [Unicode.Scalar] = []  // the `[` and `{` of the value being read
+        var valueExpected = false  // right after an array's `[` or a comma inside an array
+        var assigned = false  // an `=` outside any value on this line
+        var index = 0
+        while index < text.count {
+            let scalar = text[index]
+            switch scalar {
+            case "\n":
+                line += 1
+                if open.isEmpty { assigned = false }
+            case "#":
+                while index + 1 < text.count && text[index + 1] != "\n" { index += 1 }
+            case "\"", "'":
+                let end = endOfString(in: text, from: index)
+                line += text[index..<end].count { $0 == "\n" }
+                index = end
+                valueExpected = false
+                continue
+            case "=":
+                if open.isEmpty { assigned = true }
+                valueExpected = false
+            case "[" where open.isEmpty && !assigned:
+                while index + 1 < text.count && text[index + 1] != "\n" { index += 1 }
+            case "[", "{":
+                open.append(scalar)
+                valueExpected = scalar == "["
+            case "}" where valueExpected:
+                return line
+            case "]", "}":
+                _ = open.popLast()
+                valueExpected = false
+            case ",":
+                valueExpected = open.last == "["
+            case " ", "\t", "\r":
+                break
+            default:
+                valueExpected = false
+            }
+            index += 1
+        }
         return nil
+    }
+
+    /// Where the string opening at `start` ends (the index after its closing quote, or the end of
+    /// the line for one left open): basic and literal, one-line and multi-line.
+    private static func endOfString(in text: [Unicode.Scalar], from start: Int) -> Int {
+        let quote = text[start]
+        let isMultiLine = start + 2 < text.count && text[start + 1] == quote && text[start + 2] == quote
+        var index = start + (isMultiLine ? 3 : 1)
+        while index < text.count {
+            let scalar = text[index]
+            if scalar == "\\" && quote == "\"" {
+                index += 2
+                continue
+            }
+            if scalar == "\n" && !isMultiLine { return index }
+            if scalar == quote {
+                if !isMultiLine { return index + 1 }
+                if index + 2 < text.count && text[index + 1] == quote && text[index + 2] == quote { return index + 3 }
+            }
+            index += 1
+        }
+        return text.count
     }
 
     /// C0 controls other than tab and carriage return, and DEL.
