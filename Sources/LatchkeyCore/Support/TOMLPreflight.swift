@@ -50,6 +50,8 @@ enum TOMLPreflight {
         var valueExpected = false  // right after an array's `[` or a comma inside an array
         var assigned = false  // an `=` outside any value on this line
         var index = 0
+        /// Comments and table headers: nothing in them opens a value.
+        func skipRestOfLine() { while index + 1 < text.count && text[index + 1] != "\n" { index += 1 } }
         while index < text.count {
             let scalar = text[index]
             switch scalar {
@@ -57,7 +59,7 @@ enum TOMLPreflight {
                 line += 1
                 if open.isEmpty { assigned = false }
             case "#":
-                while index + 1 < text.count && text[index + 1] != "\n" { index += 1 }
+                skipRestOfLine()
             case "\"", "'":
                 let end = endOfString(in: text, from: index)
                 line += text[index..<end].count { $0 == "\n" }
@@ -68,7 +70,7 @@ enum TOMLPreflight {
                 if open.isEmpty { assigned = true }
                 valueExpected = false
             case "[" where open.isEmpty && !assigned:
-                while index + 1 < text.count && text[index + 1] != "\n" { index += 1 }
+                skipRestOfLine()
             case "[", "{":
                 open.append(scalar)
                 valueExpected = scalar == "["
