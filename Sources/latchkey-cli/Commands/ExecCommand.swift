@@ -22,14 +22,12 @@ struct ExecCommand: AsyncParsableCommand {
     @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers)
     var selector: String
     @Flag(name: .customLong("id-token"), help: "Also set LATCHKEY_ID_TOKEN to the account's ID token.") var idToken = false
-    @Option(name: .customLong("min-ttl"), help: "Refresh first when the token expires within this many seconds.") var minimumLifetime: Int =
-        60
+    @OptionGroup var minimumLifetime: MinimumLifetimeOptions
     @Argument(parsing: .postTerminator, help: "The command to run and its arguments, after --.") var command: [String] = []
 
     @OptionGroup var options: KeystoreOptions
 
     func validate() throws {
-        if minimumLifetime < 0 { throw ValidationError("--min-ttl must not be negative") }
         if command.isEmpty { throw ValidationError("name the command to run after --, such as `latchkey exec \(selector) -- curl …`") }
     }
 
@@ -37,7 +35,7 @@ struct ExecCommand: AsyncParsableCommand {
         try await Failure.reporting {
             let service = options.context().service
             let record = try await service.validRecord(
-                for: AccountSelector(parsing: selector), minimumLifetime: TimeInterval(minimumLifetime))
+                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval)
             // A token inherited from an outer `latchkey exec` must not pass for this account's.
             var environment = ProcessInfo.processInfo.environment
             environment[Self.idTokenVariable] = nil

@@ -16,14 +16,9 @@ struct GitCredentialCommand: AsyncParsableCommand {
         help: "The operation git asks for: get, store or erase (any other is ignored, as gitcredentials(7) asks).",
         completion: .list(["get", "store", "erase"]))
     var operation: String
-    @Option(name: .customLong("min-ttl"), help: "Refresh first when the token expires within this many seconds.") var minimumLifetime: Int =
-        60
+    @OptionGroup var minimumLifetime: MinimumLifetimeOptions
 
     @OptionGroup var options: KeystoreOptions
-
-    func validate() throws {
-        if minimumLifetime < 0 { throw ValidationError("--min-ttl must not be negative") }
-    }
 
     func run() async throws {
         try await Failure.reporting {
@@ -32,7 +27,7 @@ struct GitCredentialCommand: AsyncParsableCommand {
             // account stays (a refresh or `latchkey login` fixes it, not forgetting it).
             guard operation == "get" else { return }
             let credential = try await options.context().service.gitCredential(
-                for: try GitCredentialRequest(parsing: request), minimumLifetime: TimeInterval(minimumLifetime))
+                for: try GitCredentialRequest(parsing: request), minimumLifetime: minimumLifetime.interval)
             if let credential { FileHandle.standardOutput.write(Data(credential.exposedAnswer.utf8)) }
         }
     }

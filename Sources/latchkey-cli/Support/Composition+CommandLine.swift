@@ -28,3 +28,16 @@ struct KeystoreOptions: ParsableArguments {
         Composition(backend: keystore, passphrase: passphrase)
     }
 }
+
+/// `--min-ttl`, on every command that hands out a token: how much lifetime the token must have
+/// left, or it is refreshed first.
+struct MinimumLifetimeOptions: ParsableArguments {
+    @Option(name: .customLong("min-ttl"), help: "Refresh first when the token expires within this many seconds.")
+    var seconds: Int = 60
+
+    var interval: TimeInterval { TimeInterval(seconds) }
+
+    func validate() throws {
+        if seconds < 0 { throw ValidationError("--min-ttl must not be negative") }
+    }
+}
