@@ -50,7 +50,7 @@ struct APIError: Error {
     var reason: String
     var googleStatus: String?
 
-    /// HTTP 400 `CODE` or `CODE : detail` (protocol notes §3).
+    /// HTTP 400 `CODE` or `CODE : detail` (docs/firebase-mfa-protocol.md §3).
     static func badRequest(_ code: String, _ detail: String? = nil) -> APIError {
         APIError(status: 400, message: detail.map { "\(code) : \($0)" } ?? code, reason: "invalid", googleStatus: nil)
     }

@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 
 /// The emulated project: users, pending codes, refresh tokens and the clock, behind one lock.
 ///
-/// Faithful to the protocol notes field by field; where the Firebase emulator differs from
+/// Faithful to docs/firebase-mfa-protocol.md field by field; where the Firebase emulator differs from
 /// production (no expiry, no attempt limits, no quota, unsigned tokens) this one follows
 /// production, with the limits as configuration knobs.
 public final class IdentityToolkitState: @unchecked Sendable {

@@ -12,9 +12,8 @@ public struct AppState: Sendable {
         case list
         case help
         case confirmSignOut(AccountSummary.ID)
+        /// A sign-in or a phone enrollment, whatever the provider's kind.
         case signIn(SignInScreen)
-        /// A firebase sign-in, or a phone enrollment.
-        case secondFactor(SecondFactorScreen)
     }
 
     /// One line of the list: a provider, or an account nested under it.
@@ -53,9 +52,6 @@ public struct AppState: Sendable {
     public var keystoreBackend = "vault"
     public var unlockedAt: Date?
     public var accountsLoaded = false
-    /// Running over SSH (`$SSH_CONNECTION`): a browser started here would open on this remote
-    /// machine, so sign-in asks first whether to paste the redirect URL or use a device code.
-    public var isRemote = false
     /// `latchkey demo`'s panel; nil outside the demo.
     public var demo: DemoPanel?
     /// Accounts already refreshed ahead of expiry in this session, so a failure is not retried
@@ -179,8 +175,6 @@ public struct AppState: Sendable {
             return []
         case .signIn(let progress):
             return handle(progress)
-        case .secondFactor(let progress):
-            return handle(progress)
         case .tokenReady(let id, let token):
             message = Message(text: "Copied the access token of \(account(id)?.label ?? id.subject) (OSC 52).", isError: false)
             return [.writeClipboard(token)]
@@ -219,89 +213,40 @@ public struct AppState: Sendable {
     }
 
     private mutating func handle(_ progress: SignInProgress) -> [Effect] {
+        guard case .signIn(var screen) = mode else {
+            // The screen was left (Esc, or p/d started another sign-in): nothing more to show.
+            return []
+        }
         switch progress {
         case .finished(let account, let added):
             upsert(account)
             activity[account.id] = nil
             providerErrors[account.id.provider] = nil
-            let providerName = provider(named: account.id.provider)?.displayName ?? account.id.provider
             let factor = account.secondFactor.map { " (second factor: \($0))" } ?? ""
-            message = Message(
-                text: "\(added ? "Signed in" : "Signed in again") to \(providerName) as \(account.label)\(factor).", isError: false)
-            switch mode {
-            case .signIn, .secondFactor:
-                mode = .list
-                selected = .account(account.id)
-            default: break
+            switch screen.purpose {
+            case .signIn(let name):
+                let providerName = provider(named: name)?.displayName ?? name
+                message = Message(
+                    text: "\(added ? "Signed in" : "Signed in again") to \(providerName) as \(account.label)\(factor).", isError: false)
+            case .enroll:
+                message = Message(text: "Enrolled the phone for \(account.label)\(factor).", isError: false)
             }
-            return [.loadAccounts]
-        case .failed(let provider, let problem):
-            // A firebase sign-in (or its first factor's): its screen shows what went wrong and what to do next.
-            if case .secondFactor = mode { return handle(SecondFactorProgress.failed(provider: provider, problem)) }
-            if case .signIn(let screen) = mode, screen.firstFactorOf != nil {
-                return handle(SecondFactorProgress.failed(provider: provider, problem))
-            }
-            providerErrors[provider] = problem.message
-            guard case .signIn(let screen) = mode, screen.provider == provider else { return [] }
             mode = .list
-            message = Message(text: "Sign-in failed: \(problem.message)", isError: true)
-            return []
-        case .cancelled:
-            if case .signIn = mode { mode = .list }
-            return []
-        default:
-            guard case .signIn(var screen) = mode else { return [] }
-            screen.apply(progress, now: now)
-            mode = .signIn(screen)
-            return []
-        }
-    }
-
-    private mutating func handle(_ progress: SecondFactorProgress) -> [Effect] {
-        if case .signIn(let screen) = mode, let firebase = screen.firstFactorOf {
-            switch progress {
-            case .firstFactorSignIn, .enrolled: break
-            case .failed(let provider, _) where provider != firebase: break
-            default:
-                // The first factor's sign-in is over (passed, or failed): back to the firebase screens.
-                mode = .secondFactor(SecondFactorScreen(provider: firebase, purpose: .signIn))
-            }
-        }
-        switch progress {
-        case .firstFactorSignIn(let name):
-            // Kept when it is already up: p or d restarted the sign-in in another mode, or the SSH chooser picked one.
-            if case .signIn(let screen) = mode, screen.firstFactorOf != nil, screen.provider == name { return [] }
-            guard case .secondFactor(let screen) = mode, screen.purpose == .signIn else { return [] }
-            mode = .signIn(SignInScreen(provider: name, startedAt: now, firstFactorOf: screen.provider))
-            return []
-        case .firstFactorPassed(let name):
-            guard case .secondFactor(var screen) = mode else { return [] }
-            screen.step = .working("Signed in at \(provider(named: name)?.displayName ?? name); contacting the sign-in service…")
-            mode = .secondFactor(screen)
-            return []
-        case .enrolled(let account):
-            upsert(account)
-            if case .secondFactor = mode { mode = .list }
             selected = .account(account.id)
-            message = Message(
-                text: "Enrolled the phone for \(account.label)\(account.secondFactor.map { " (second factor: \($0))" } ?? "").",
-                isError: false)
             return [.loadAccounts]
-        case .failed(let provider, let problem):
-            guard case .secondFactor(var screen) = mode, screen.provider == provider else {
-                providerErrors[provider] = problem.message
+        case .failed(let problem):
+            if case .signIn(let name) = screen.purpose { providerErrors[name] = problem.message }
+            guard screen.keepsFailure else {
+                mode = .list
+                message = Message(text: "Sign-in failed: \(problem.message)", isError: true)
                 return []
             }
-            if screen.purpose == .signIn { providerErrors[provider] = problem.message }
-            screen.apply(progress, now: now)
-            mode = .secondFactor(screen)
-            return []
         default:
-            guard case .secondFactor(var screen) = mode else { return [] }
-            screen.apply(progress, now: now)
-            mode = .secondFactor(screen)
-            return []
+            break
         }
+        screen.apply(progress, now: now)
+        mode = .signIn(screen)
+        return []
     }
 
     // MARK: - Keys
@@ -328,10 +273,8 @@ public struct AppState: Sendable {
             activity[id] = .signingOut
             return [.signOut(account.selector)]
         case .signIn(var screen):
-            return handleSignInKey(key, screen: &screen)
-        case .secondFactor(var screen):
-            let outcome = screen.handle(key, now: now)
-            mode = .secondFactor(screen)
+            let outcome = screen.handle(key, now: now, demo: demo != nil)
+            mode = .signIn(screen)
             switch outcome {
             case .none: return []
             case .answer(let answer): return [.answer(answer)]
@@ -340,63 +283,32 @@ public struct AppState: Sendable {
                 return [.enrollPhone(account.selector, phoneNumber: phoneNumber, displayName: displayName)]
             case .cancel:
                 mode = .list
-                message = Message(text: screen.purpose == .signIn ? "Sign-in cancelled." : "Enrollment cancelled.", isError: false)
+                if case .enroll = screen.purpose {
+                    message = Message(text: "Enrollment cancelled.", isError: false)
+                } else {
+                    message = Message(text: "Sign-in cancelled.", isError: false)
+                }
                 return [.cancelSignIn]
+            case .switchMode(let chosen):
+                var restarted = SignInScreen(purpose: screen.purpose, startedAt: now, mode: chosen)
+                restarted.firstFactor = screen.firstFactor
+                mode = .signIn(restarted)
+                return [.cancelSignIn, .startSignIn(provider: screen.purpose.provider, mode: chosen)]
             case .restart:
-                mode = .secondFactor(SecondFactorScreen(provider: screen.provider, purpose: .signIn))
-                return [.startSignIn(provider: screen.provider)]
+                mode = .signIn(SignInScreen(purpose: screen.purpose, startedAt: now))
+                return [.startSignIn(provider: screen.purpose.provider)]
             case .close:
                 mode = .list
                 return []
+            case .demo(let visit):
+                message = Message(text: "The demo browser is signing in as the demo user…", isError: false)
+                return [.demoBrowse(visit)]
             case .beep: return [.beep]
             }
         case .list:
             if isEditingFilter { return editFilter(key) }
             return handleListKey(key)
         }
-    }
-
-    /// Keys on the browser, paste and device screens.
-    private mutating func handleSignInKey(_ key: Key, screen: inout SignInScreen) -> [Effect] {
-        defer { if case .signIn = mode { mode = .signIn(screen) } }
-        if key == .escape {
-            mode = .list
-            message = Message(text: "Sign-in cancelled.", isError: false)
-            return screen.choosingMode ? [] : [.cancelSignIn]
-        }
-        if screen.choosingMode {
-            let chosen: OAuthClient.RedirectMode
-            switch key {
-            case .enter, .character("b"): chosen = .loopback
-            case .character("p"): chosen = .paste
-            case .character("d"): chosen = .device
-            default: return [.beep]
-            }
-            screen = screen.restarted(mode: chosen, now: now)
-            return [.startSignIn(provider: screen.signInProvider, mode: chosen)]
-        }
-        if var paste = screen.paste, !paste.submitted {
-            if paste.entry.edit(key) {
-                screen.paste = paste
-                return []
-            }
-            guard key == .enter, !paste.entry.isEmpty else { return [.beep] }
-            paste.submitted = true
-            screen.paste = paste
-            return [.answer(.redirectURL(paste.entry.text))]
-        }
-        // The demo browser plays the person at the demo's own provider (`latchkey demo` only).
-        if demo != nil, key == .character("a"), let visit = screen.demoVisit {
-            message = Message(text: "The demo browser is signing in as the demo user…", isError: false)
-            return [.demoBrowse(visit)]
-        }
-        // While the browser round trip runs, p and d switch to the other ways to sign in.
-        if screen.isLoopback, key == .character("p") || key == .character("d") {
-            let chosen: OAuthClient.RedirectMode = key == .character("p") ? .paste : .device
-            screen = screen.restarted(mode: chosen, now: now)
-            return [.cancelSignIn, .startSignIn(provider: screen.signInProvider, mode: chosen)]
-        }
-        return []
     }
 
     private mutating func editFilter(_ key: Key) -> [Effect] {
@@ -425,26 +337,14 @@ public struct AppState: Sendable {
             guard let provider = selectedProvider else { return [.beep] }
             providerErrors[provider.name] = nil
             message = nil
-            if case .secondFactor = provider.signIn {
-                if isRemote, let first = provider.firstFactorProvider.flatMap(self.provider(named:)), first.redirectMode == .loopback {
-                    mode = .signIn(SignInScreen(provider: first.name, startedAt: now, choosingMode: true, firstFactorOf: provider.name))
-                    return []
-                }
-                mode = .secondFactor(SecondFactorScreen(provider: provider.name, purpose: .signIn))
-                return [.startSignIn(provider: provider.name)]
-            }
-            if isRemote && provider.redirectMode == .loopback {
-                mode = .signIn(SignInScreen(provider: provider.name, startedAt: now, choosingMode: true))
-                return []
-            }
-            mode = .signIn(SignInScreen(provider: provider.name, startedAt: now))
+            mode = .signIn(SignInScreen(purpose: .signIn(provider: provider.name), startedAt: now))
             return [.startSignIn(provider: provider.name)]
         case .character("e"):
             guard let account = selectedAccountOrOnlyOne, provider(named: account.id.provider)?.enrollsPhones == true else {
                 message = Message(text: "e enrolls a phone on a signed-in firebase account; select one first.", isError: true)
                 return [.beep]
             }
-            mode = .secondFactor(SecondFactorScreen(provider: account.id.provider, purpose: .enroll(account.id)))
+            mode = .signIn(SignInScreen(purpose: .enroll(account.id), startedAt: now))
         case .character("r"):
             guard let account = selectedAccountOrOnlyOne else { return [.beep] }
             guard account.hasRefreshToken else {

@@ -10,6 +10,8 @@ final class EffectRunner {
     private let typedPassphrase: TypedPassphrase?
     private let vaultPath: String
     private let driver: any TerminalDriver
+    /// Running over SSH: browser sign-ins ask how to sign in first (`ScreenInteraction`).
+    private let isRemote: Bool
     private var signIn: Task<Void, Never>?
     /// Answers typed on screen for the sign-in waiting on one (a pasted URL, a password, a code).
     private let replies = PromptReplies()
@@ -19,8 +21,9 @@ final class EffectRunner {
 
     init(
         inbox: Inbox, service: AccountService, typedPassphrase: TypedPassphrase?, vaultPath: String, driver: any TerminalDriver,
-        demoBrowse: (@Sendable (DemoVisit) async throws -> Void)? = nil
+        isRemote: Bool = false, demoBrowse: (@Sendable (DemoVisit) async throws -> Void)? = nil
     ) {
+        self.isRemote = isRemote
         self.demoBrowse = demoBrowse
         self.inbox = inbox
         self.service = service
@@ -142,51 +145,39 @@ final class EffectRunner {
     }
 
     private func startSignIn(_ name: String, mode: OAuthClient.RedirectMode?) {
-        signIn?.cancel()
-        replies.reset()
-        let interaction = ScreenInteraction(inbox: inbox, replies: replies)
-        let (service, inbox) = (service, inbox)
-        signIn = Task.detached {
-            await EffectRunner.signIn(to: name, mode: mode, service: service, interaction: interaction, inbox: inbox)
-        }
-    }
-
-    /// `mode` (p or d on a browser screen) applies to the browser sign-in, which for a firebase
-    /// provider is its first factor's.
-    private static func signIn(
-        to name: String, mode: OAuthClient.RedirectMode?, service: AccountService, interaction: ScreenInteraction, inbox: Inbox
-    ) async {
-        do {
-            let provider = try service.catalog.provider(named: name)
-            let (record, outcome) = try await service.signIn(provider: provider, mode: mode, interaction: interaction)
-            inbox.post(.signIn(.finished(AccountSummary(record), added: outcome == .added)))
-        } catch {
-            // A cancelled sign-in was left by the screen already (Esc, or p/d started another).
-            guard !Task.isCancelled else { return }
-            inbox.post(.signIn(.failed(provider: name, problem(error))))
+        runFlow { service, interaction in
+            let (record, outcome) = try await service.signIn(
+                provider: try service.catalog.provider(named: name), mode: mode, interaction: interaction)
+            return (record, outcome == .added)
         }
     }
 
     private func enroll(_ selector: AccountSelector, phoneNumber: String, displayName: String?) {
-        signIn?.cancel()
-        replies.reset()
-        let interaction = ScreenInteraction(inbox: inbox, replies: replies)
-        let (service, inbox) = (service, inbox)
-        signIn = Task.detached {
-            do {
-                let record = try await service.enrollPhone(
-                    selector, phoneNumber: phoneNumber, displayName: displayName, interaction: interaction)
-                inbox.post(.secondFactor(.enrolled(AccountSummary(record))))
-            } catch {
-                guard !Task.isCancelled else { return }
-                inbox.post(.secondFactor(.failed(provider: selector.provider, EffectRunner.problem(error))))
-            }
+        runFlow { service, interaction in
+            (try await service.enrollPhone(selector, phoneNumber: phoneNumber, displayName: displayName, interaction: interaction), false)
         }
     }
 
-    private static func problem(_ error: any Error) -> SecondFactorProgress.Problem {
-        if let error = error as? SecondFactorError { return SecondFactorProgress.Problem(error) }
-        return SecondFactorProgress.Problem(message: describe(error), recovery: .none)
+    /// Runs one sign-in or enrollment (replacing any still running) with the screen as its
+    /// interaction, and reports how it ended. `mode` (p or d on a browser screen) applies to the
+    /// browser sign-in, which for a firebase provider is its first factor's.
+    private func runFlow(
+        _ flow: @escaping @Sendable (AccountService, ScreenInteraction) async throws -> (AccountRecord, added: Bool)
+    ) {
+        signIn?.cancel()
+        replies.reset()
+        let interaction = ScreenInteraction(inbox: inbox, replies: replies, isRemote: isRemote)
+        let (service, inbox) = (service, inbox)
+        signIn = Task.detached {
+            do {
+                let (record, added) = try await flow(service, interaction)
+                inbox.post(.signIn(.finished(AccountSummary(record), added: added)))
+            } catch {
+                // A cancelled sign-in was left by the screen already (Esc, or p/d started another).
+                guard !Task.isCancelled else { return }
+                inbox.post(.signIn(.failed(SignInProblem(error))))
+            }
+        }
     }
 
     private func spawn(_ work: @escaping @Sendable (Inbox) async -> Void) {

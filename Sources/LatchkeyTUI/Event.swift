@@ -21,9 +21,8 @@ public enum Event: Sendable {
     case refreshFailed(AccountSummary.ID, String)
     case signedOut(AccountSummary.ID, note: String)
     case signOutFailed(AccountSummary.ID, String)
+    /// How the sign-in or phone enrollment on the screen is going (`ScreenInteraction`).
     case signIn(SignInProgress)
-    /// How a firebase sign-in or a phone enrollment is going (`ScreenSecondFactor`).
-    case secondFactor(SecondFactorProgress)
     /// The access token to copy, fetched (and refreshed if needed) off the terminal's thread.
     case tokenReady(AccountSummary.ID, Secret)
     case failed(String)
@@ -33,17 +32,53 @@ public enum Event: Sendable {
     case demoPanel(DemoPanel)
 }
 
-/// How a sign-in started from the screen is going, as reported through `SignInInteraction`.
+/// How the sign-in or phone enrollment on the screen is going: one case per step of
+/// `SignInFlow` that the person sees or answers, as reported through `SignInInteraction`.
 public enum SignInProgress: Sendable, Equatable {
+    /// Over SSH: how to sign in at `provider`, whose sign-in would open a browser here (answered
+    /// with `PromptAnswer.redirectMode`).
+    case redirectModeNeeded(provider: String)
     case authorizationStarted(url: URL, redirectURI: String, listeningOn: [String])
     case browserUnavailable(reason: String)
     case deviceCode(DeviceCode)
     /// Paste mode: the core waits for the final redirect URL (answered with `PromptAnswer.redirectURL`).
     case pasteRequested(url: URL, redirectURI: String)
+    /// The first factor is a sign-in at the OpenID provider `provider` (`first_factor = "provider:NAME"`).
+    case federatedSignInStarted(provider: String)
+    /// That sign-in passed; its ID token goes to the firebase provider next.
+    case federatedSignInPassed(provider: String)
+    /// Email and password are wanted (answered with `PromptAnswer.credentials`).
+    case credentialsNeeded
+    /// Pick one of the enrolled factors (answered with `PromptAnswer.hint`).
+    case chooseHint([SecondFactorHint])
+    /// A code was sent to `hint` (or is expected from its app); `notice` says why it was sent again.
+    case codeSent(SecondFactorHint, notice: String?)
+    /// Type the code (answered with `PromptAnswer.code`); `problem` is the last attempt's error.
+    case codeNeeded(SecondFactorHint, problem: SignInProblem?, canResend: Bool)
+    /// The account was signed in (or its phone enrolled) and stored.
     case finished(AccountSummary, added: Bool)
-    /// The sign-in stopped; on a second-factor screen `problem.recovery` says what to offer next.
-    case failed(provider: String, SecondFactorProgress.Problem)
-    case cancelled
+    /// The sign-in or enrollment stopped.
+    case failed(SignInProblem)
+}
+
+/// Why a sign-in stopped or an answer was refused, and what the screen offers next.
+public struct SignInProblem: Sendable, Equatable {
+    public var message: String
+    public var recovery: FirebaseAuthError.Recovery
+
+    public init(message: String, recovery: FirebaseAuthError.Recovery) {
+        self.message = message
+        self.recovery = recovery
+    }
+
+    /// Any error: its message, and the recovery a firebase backend error offers (none otherwise).
+    public init(_ error: any Error) {
+        if let error = error as? FirebaseAuthError {
+            self.init(message: error.description, recovery: error.recovery)
+        } else {
+            self.init(message: (error as? any LatchkeyError)?.description ?? String(describing: error), recovery: .none)
+        }
+    }
 }
 
 /// A device authorization as the screen shows it (RFC 8628 §3.2), without the device code.
@@ -71,42 +106,9 @@ public struct DeviceCode: Sendable, Equatable {
     }
 }
 
-/// How a second-factor sign-in or enrollment started from the screen is going.
-public enum SecondFactorProgress: Sendable, Equatable {
-    /// Email and password are wanted (answered with `PromptAnswer.credentials`).
-    case credentialsNeeded
-    /// The first factor is a sign-in at the OpenID provider `provider` (`first_factor = "provider:NAME"`):
-    /// its browser, paste or device screen follows, driven by `SignInProgress`.
-    case firstFactorSignIn(provider: String)
-    /// That sign-in passed; its ID token goes to the firebase provider next.
-    case firstFactorPassed(provider: String)
-    /// Pick one of the enrolled factors (answered with `PromptAnswer.hint`).
-    case chooseHint([SecondFactorHint])
-    /// A code was sent to `hint` (or is expected from its app); `notice` says why it was sent again.
-    case codeSent(SecondFactorHint, notice: String?)
-    /// Type the code (answered with `PromptAnswer.code`); `problem` is the last attempt's error.
-    case codeNeeded(SecondFactorHint, problem: Problem?, canResend: Bool)
-    /// A phone was enrolled on the account.
-    case enrolled(AccountSummary)
-    /// The sign-in or enrollment stopped; `recovery` says what the person can do next.
-    case failed(provider: String, Problem)
-
-    /// An error the person can act on: its text and what to offer (`SecondFactorError.recovery`).
-    public struct Problem: Sendable, Equatable {
-        public var message: String
-        public var recovery: SecondFactorError.Recovery
-
-        public init(message: String, recovery: SecondFactorError.Recovery) {
-            self.message = message
-            self.recovery = recovery
-        }
-
-        public init(_ error: SecondFactorError) { self.init(message: error.description, recovery: error.recovery) }
-    }
-}
-
 /// What the person answered on a screen the core is waiting on (`PromptReplies`).
 public enum PromptAnswer: Sendable, Equatable {
+    case redirectMode(OAuthClient.RedirectMode)
     case redirectURL(String)
     case credentials(email: String, password: Secret)
     case hint(id: String)

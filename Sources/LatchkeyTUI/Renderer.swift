@@ -22,8 +22,6 @@ public enum Renderer {
         case .help: body = help(width: size.columns)
         case .signIn(let screen):
             (body, links) = signIn(screen, state: state, width: size.columns, height: bodyHeight, firstRow: 1)
-        case .secondFactor(let screen):
-            body = secondFactor(screen, state: state, width: size.columns)
         case .list, .confirmSignOut: body = list(state, width: size.columns, height: bodyHeight)
         }
         body = Array(body.prefix(bodyHeight))
@@ -107,18 +105,7 @@ public enum Renderer {
         case .help: keys = ["any key: back"]
         case .confirmSignOut: keys = ["y sign out", "n keep"]
         case .signIn(let screen):
-            if screen.choosingMode {
-                keys = ["b browser here", "p paste URL", "d device code", "Esc back"]
-            } else if let paste = screen.paste {
-                keys = paste.submitted ? ["Esc cancel"] : ["⏎ submit", "Esc cancel"]
-            } else if screen.isLoopback {
-                keys = ["p paste URL instead", "d device code instead", "Esc cancel"]
-            } else {
-                keys = ["Esc cancel"]
-            }
-            if state.demo != nil && screen.demoVisit != nil { keys.insert("a demo browser", at: 0) }
-        case .secondFactor(let screen):
-            keys = secondFactorKeys(screen, now: state.now)
+            keys = signInKeys(screen, state: state)
         case .list:
             if state.isEditingFilter {
                 keys = ["type to filter", "⏎ keep", "Esc clear"]
@@ -256,7 +243,7 @@ public enum Renderer {
             fields.append(
                 ("Account", safe(account.label) + (account.displayName == nil ? "" : "  (sub \(safe(account.id.subject)))"), .normal))
             fields.append(("Issuer", safe(account.id.issuer), .normal))
-            fields.append(("Redirect URI", provider.map { safe($0.redirectURITemplate) } ?? "—", .normal))
+            fields.append(("Redirect URI", provider?.redirectURITemplate.map(safe) ?? "—", .normal))
             fields.append(("Scopes", safe(account.scopes.joined(separator: " ")), .normal))
             if let expiresAt = account.expiresAt {
                 let left = expiresAt.timeIntervalSince(state.now)
@@ -276,10 +263,9 @@ public enum Renderer {
         } else if let provider = state.selectedProvider {
             fields.append(("Provider", "\(safe(provider.displayName)) (\(safe(provider.name)))", .normal))
             fields.append(("Issuer", provider.issuer.map(safe) ?? "— (OAuth 2.0, endpoints from the file)", .normal))
-            fields.append(("Redirect URI", safe(provider.redirectURITemplate), .normal))
+            fields.append(("Redirect URI", provider.redirectURITemplate.map(safe) ?? "—", .normal))
             fields.append(("Scopes", safe(provider.scopes.joined(separator: " ")), .normal))
-            fields.append(
-                ("Sign-in", provider.signInDescription, .normal))
+            fields.append(("Sign-in", safe(provider.signInSummary), .normal))
             if let reason = state.providerErrors[provider.name] { fields.append(("Last error", safe(reason), .error)) }
         }
         return fields.map { label, value, style in

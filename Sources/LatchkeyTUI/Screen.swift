@@ -38,11 +38,10 @@ public enum Screen {
         let inbox = Inbox(waker: terminal.waker)
         let runner = EffectRunner(
             inbox: inbox, service: service, typedPassphrase: typedPassphrase, vaultPath: LatchkeyPaths(environment: environment).vaultFile,
-            driver: terminal, demoBrowse: demo?.browse)
+            driver: terminal, isRemote: !(environment["SSH_CONNECTION"] ?? "").isEmpty, demoBrowse: demo?.browse)
         let catalog = service.catalog
         defer { runner.cancelAll() }
         var state = AppState(providers: catalog.providers.map(ProviderSummary.init), now: Date(), size: terminal.size)
-        state.isRemote = !(environment["SSH_CONNECTION"] ?? "").isEmpty
         if let demo {
             state.demo = demo.panel()
             demo.watch { panel in inbox.post(.demoPanel(panel)) }

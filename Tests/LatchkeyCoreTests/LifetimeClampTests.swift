@@ -19,17 +19,32 @@ struct LifetimeClampTests {
     }
 
     @Test("an absurd expiry from a server is stored as at most ten years away")
-    func boundedExpiry() {
+    func boundedExpiry() throws {
         let now = Date(timeIntervalSince1970: 1_750_000_000)
         let record = AccountRecord(
             provider: "p", issuer: "i", subject: "s", displayName: nil, accessToken: Secret("a"), tokenType: "Bearer", refreshToken: nil,
             idToken: nil, expiresAt: nil, scopes: [], createdAt: now, updatedAt: now)
-        let updated = record.applying(
+        let updated = try record.applying(
             TokenUpdate(
                 accessToken: Secret("b"), tokenType: "Bearer", refreshToken: nil, idToken: nil,
                 expiresAt: Date(timeIntervalSince1970: 1e300)), at: now)
-        let expiresAt = try! #require(updated.expiresAt)
+        let expiresAt = try #require(updated.expiresAt)
         #expect(expiresAt <= now.addingTimeInterval(10 * 365 * 86_400))
         #expect(updated.isValid(at: now, margin: 60))
+    }
+
+    @Test("new tokens that name another account are refused, whoever brought them (OpenID refresh, firebase, plugin)")
+    func identityChangeRefused() {
+        let now = Date(timeIntervalSince1970: 1_750_000_000)
+        let record = AccountRecord(
+            provider: "p", issuer: "i", subject: "s", displayName: nil, accessToken: Secret("a"), tokenType: "Bearer", refreshToken: nil,
+            idToken: nil, expiresAt: nil, scopes: [], createdAt: now, updatedAt: now)
+        func update(_ identity: AccountIdentity?) -> TokenUpdate {
+            TokenUpdate(accessToken: Secret("b"), tokenType: "Bearer", refreshToken: nil, idToken: nil, expiresAt: nil, identity: identity)
+        }
+        #expect(throws: RefreshError.identityChanged) { try record.applying(update(AccountIdentity(issuer: "i", subject: "t")), at: now) }
+        #expect(throws: RefreshError.identityChanged) { try record.applying(update(AccountIdentity(issuer: "j", subject: "s")), at: now) }
+        #expect(throws: Never.self) { try record.applying(update(AccountIdentity(issuer: "i", subject: "s")), at: now) }
+        #expect(throws: Never.self) { try record.applying(update(nil), at: now) }
     }
 }

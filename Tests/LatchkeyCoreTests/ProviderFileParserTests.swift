@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
@@ -21,7 +22,7 @@ struct ProviderFileParserTests {
 
     /// The OAuth view of an `oidc` or `oauth2` file.
     func provider(_ text: String) throws -> OAuthProvider {
-        try #require(try parse(text).get().oauth)
+        try parse(text).get().asOAuth
     }
 
     // MARK: - Valid files
@@ -29,7 +30,7 @@ struct ProviderFileParserTests {
     @Test("a file that sets every key parses into every field")
     func fullFile() throws {
         let path = try Fixture.url("providers/example-idp.toml").path
-        let provider = try #require(try ProviderFileParser().parse(try Fixture.text("providers/example-idp.toml"), file: path).get().oauth)
+        let provider = try ProviderFileParser().parse(try Fixture.text("providers/example-idp.toml"), file: path).get().asOAuth
         #expect(provider.name == "example-idp")
         #expect(provider.displayName == "Example IdP")
         #expect(provider.isOpenID)
@@ -569,7 +570,7 @@ struct TOMLPreflightTests {
             scopes = ["openid", "#not-a-comment"]
             """, file: "/p/x.toml"
         ).get()
-        #expect(parsed.oauth?.scopes.contains("#not-a-comment") == true)
+        #expect(parsed.scopes.contains("#not-a-comment"))
     }
 
     @Test("a byte order mark before a table header does not hide it from the check (toml++ skips the mark, then aborted)")

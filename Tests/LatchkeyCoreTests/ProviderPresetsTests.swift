@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
@@ -70,7 +71,7 @@ struct ProviderPresetsTests {
         let text = try String(contentsOfFile: file, encoding: .utf8)
         #expect(text == Self.preset.replacingOccurrences(of: #"client_id = """#, with: #"client_id = "abc\"\\.apps""#))
         let provider = try ProviderFileParser().parse(text, file: file).get()
-        #expect(provider.oauth?.client.clientID == #"abc"\.apps"#)
+        #expect(provider.asOAuth.clientID == #"abc"\.apps"#)
         let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }

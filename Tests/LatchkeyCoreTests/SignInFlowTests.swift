@@ -48,7 +48,7 @@ struct SignInFlowTests {
         }
         let service = AccountService(
             catalog: ProviderCatalog(providers: [server.provider], errors: []), keystore: keystore,
-            engine: SignInEngine(transport: server.transport, clock: server.clock), browser: browser, listeners: forged)
+            engine: OAuthEngine(transport: server.transport, clock: server.clock), browser: browser, listeners: forged)
         await #expect(throws: AuthorizationResponseError.self) {
             try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
         }
@@ -63,7 +63,7 @@ struct SignInFlowTests {
         let person = ScriptedPerson { _, _ in .cancel }
         let service = AccountService(
             catalog: ProviderCatalog(providers: [server.provider], errors: []), keystore: keystore,
-            engine: SignInEngine(transport: server.transport, clock: server.clock), browser: browser, listeners: listeners)
+            engine: OAuthEngine(transport: server.transport, clock: server.clock), browser: browser, listeners: listeners)
         await #expect(throws: SignInError.timedOut(provider: "corp", seconds: 300)) {
             try await service.signIn(provider: server.provider, interaction: person)
         }

@@ -32,7 +32,7 @@ struct AppStateTests {
             Issue.record("expected the sign-in screen, got \(state.mode)")
             return
         }
-        #expect(screen.provider == "a")
+        #expect(screen.purpose == .signIn(provider: "a"))
     }
 
     @Test("Esc on the sign-in screen cancels the sign-in and returns to the list")
@@ -59,7 +59,7 @@ struct AppStateTests {
     func failedSignIn() {
         var state = Fixtures.state()
         _ = state.handle(.key(.enter))
-        _ = state.handle(.signIn(.failed(provider: "a", .init(message: "access_denied", recovery: .none))))
+        _ = state.handle(.signIn(.failed(SignInProblem(message: "access_denied", recovery: .none))))
         #expect(state.mode == .list)
         #expect(state.providerErrors["a"] == "access_denied")
         #expect(state.message?.isError == true)

@@ -18,78 +18,65 @@ struct FederatedFirstFactorTests {
     }
 
     /// The list with fb (`first_factor = "provider:a"`) and a.
-    func federatedState(remote: Bool = false) -> AppState {
-        var state = Fixtures.state(providers: [Fixtures.firebase("fb", firstFactor: "a"), Fixtures.provider("a")])
-        state.isRemote = remote
-        return state
+    func federatedState() -> AppState {
+        Fixtures.state(providers: [Fixtures.firebase("fb", firstFactor: "a"), Fixtures.provider("a")])
     }
 
     /// Enter on fb, and the core starting the first factor's browser sign-in at a.
     func atFirstFactor() -> AppState {
         var state = federatedState()
         _ = state.handle(.key(.enter))
-        _ = state.handle(.secondFactor(.firstFactorSignIn(provider: "a")))
+        _ = state.handle(.signIn(.federatedSignInStarted(provider: "IdP A")))
         _ = state.handle(.signIn(authorization))
         return state
     }
 
-    @Test("the first factor runs on a's browser screen, named as fb's first factor, then fb's second-factor screens follow")
-    func browserThenSecondFactor() {
+    func signInScreen(_ state: AppState) -> SignInScreen? {
+        guard case .signIn(let screen) = state.mode else { return nil }
+        return screen
+    }
+
+    @Test("the first factor runs on the one sign-in screen, named as fb's first factor, then fb's steps follow on it")
+    func browserThenSecondFactor() throws {
         var state = federatedState()
         #expect(state.handle(.key(.enter)) == [.startSignIn(provider: "fb")])
-        _ = state.handle(.secondFactor(.firstFactorSignIn(provider: "a")))
+        _ = state.handle(.signIn(.federatedSignInStarted(provider: "IdP A")))
         _ = state.handle(.signIn(authorization))
-        guard case .signIn(let signIn) = state.mode else {
-            Issue.record("expected the browser screen, got \(state.mode)")
-            return
-        }
-        #expect(signIn.provider == "a" && signIn.firstFactorOf == "fb")
-        #expect(signIn.authorizationURL == URL(string: "http://idp/a/authorize?x=1"))
+        let signIn = try #require(signInScreen(state))
+        #expect(signIn.purpose == .signIn(provider: "fb") && signIn.firstFactor == "IdP A")
+        #expect(
+            signIn.step
+                == .browser(
+                    url: URL(string: "http://idp/a/authorize?x=1")!, redirectURI: "http://127.0.0.1:5/oauth2redirect/a",
+                    listeningOn: ["127.0.0.1:5"], browserProblem: nil))
         let lines = screen(state)
         #expect(lines.contains { $0.contains("Sign in to IdP A (first factor of Emulated)") })
         #expect(lines.contains { $0.contains("http://idp/a/authorize?x=1") })
 
-        _ = state.handle(.secondFactor(.firstFactorPassed(provider: "a")))
-        guard case .secondFactor(let firebase) = state.mode else {
-            Issue.record("expected fb's screen, got \(state.mode)")
-            return
-        }
-        #expect(firebase.provider == "fb" && firebase.purpose == .signIn)
-        #expect(firebase.step == .working("Signed in at IdP A; contacting the sign-in service…"))
-        _ = state.handle(.secondFactor(.chooseHint([home])))
-        #expect(state.mode == .secondFactor(SecondFactorScreen(provider: "fb", purpose: .signIn)).withStep(.choosing([home])))
+        _ = state.handle(.signIn(.federatedSignInPassed(provider: "IdP A")))
+        let passed = try #require(signInScreen(state))
+        #expect(passed.firstFactor == nil && passed.step == .working("Signed in at IdP A; contacting the sign-in service…"))
+        _ = state.handle(.signIn(.chooseHint([home])))
+        #expect(signInScreen(state)?.step == .choosingHint([home]))
         #expect(state.handle(.key(.enter)) == [.answer(.hint(id: "phone2"))])
     }
 
-    @Test("p and d on the first factor's screen restart fb's sign-in in that mode, and the screen stays a's")
-    func switchModes() {
+    @Test("p and d on the first factor's browser screen restart fb's sign-in in that mode, still named as fb's first factor")
+    func switchModes() throws {
         var state = atFirstFactor()
         #expect(state.handle(.key(.character("p"))) == [.cancelSignIn, .startSignIn(provider: "fb", mode: .paste)])
-        let expected = AppState.Mode.signIn(SignInScreen(provider: "a", startedAt: Fixtures.now, mode: .paste, firstFactorOf: "fb"))
-        #expect(state.mode == expected)
-        // The restarted sign-in reports its first factor again: the paste screen is kept.
-        _ = state.handle(.secondFactor(.firstFactorSignIn(provider: "a")))
-        #expect(state.mode == expected)
+        let restarted = try #require(signInScreen(state))
+        #expect(restarted.mode == .paste && restarted.firstFactor == "IdP A" && restarted.purpose == .signIn(provider: "fb"))
         var other = atFirstFactor()
         #expect(other.handle(.key(.character("d"))) == [.cancelSignIn, .startSignIn(provider: "fb", mode: .device)])
     }
 
-    @Test("over SSH, Enter on fb asks first how to sign in at a, and the choice starts fb's sign-in")
-    func sshChooser() {
-        var state = federatedState(remote: true)
-        #expect(state.handle(.key(.enter)) == [])
-        #expect(state.mode == .signIn(SignInScreen(provider: "a", startedAt: Fixtures.now, choosingMode: true, firstFactorOf: "fb")))
-        #expect(screen(state).contains { $0.contains("SSH session") })
-        #expect(state.handle(.key(.character("d"))) == [.startSignIn(provider: "fb", mode: .device)])
-        #expect(state.mode == .signIn(SignInScreen(provider: "a", startedAt: Fixtures.now, mode: .device, firstFactorOf: "fb")))
-    }
-
-    @Test("a failed first factor ends on fb's screen with the reason, and Enter there starts fb over")
-    func failure() {
+    @Test("a failed first factor ends on the screen with the reason, and Enter there starts fb over")
+    func failure() throws {
         var state = atFirstFactor()
-        let problem = SecondFactorProgress.Problem(message: "a: the sign-in timed out", recovery: .restart)
-        _ = state.handle(.secondFactor(.failed(provider: "fb", problem)))
-        #expect(state.mode == .secondFactor(SecondFactorScreen(provider: "fb", purpose: .signIn).withStep(.failed(problem))))
+        let problem = SignInProblem(message: "a: the sign-in timed out", recovery: .restart)
+        _ = state.handle(.signIn(.failed(problem)))
+        #expect(signInScreen(state)?.step == .failed(problem))
         #expect(state.providerErrors["fb"] == "a: the sign-in timed out")
         #expect(state.handle(.key(.enter)) == [.startSignIn(provider: "fb")])
     }
@@ -106,9 +93,9 @@ struct FederatedFirstFactorTests {
         let federated = Provider.firebaseTesting(
             name: "fb", settings: FirebaseSettings(apiKey: "fake-key", projectID: "demo", firstFactor: .provider("corp")))
         let password = Provider.firebaseTesting(name: "pw", settings: FirebaseSettings(apiKey: "fake-key", projectID: "demo"))
-        #expect(ProviderSummary(federated).signInDescription == "a sign-in at corp, then a second factor")
-        #expect(ProviderSummary(password).signInDescription == "email and password, then a second factor")
-        #expect(ProviderSummary(password).enrollsPhones && ProviderSummary(password).redirectMode == nil)
+        #expect(ProviderSummary(federated).signInSummary == "a sign-in at corp, then a second factor")
+        #expect(ProviderSummary(password).signInSummary == "email and password, then a second factor")
+        #expect(ProviderSummary(password).enrollsPhones && ProviderSummary(password).redirectURITemplate == nil)
         #expect(!ProviderSummary(Provider.testing(name: "corp")).enrollsPhones)
     }
 
@@ -117,31 +104,14 @@ struct FederatedFirstFactorTests {
         let inbox = Inbox()
         let settings = FirebaseSettings(apiKey: "fake-key", projectID: "demo", firstFactor: .provider("corp"))
         let provider = Provider.firebaseTesting(name: "fb", settings: settings)
-        #expect(ProviderSummary(provider).firstFactorProvider == "corp")
-        let corp = try #require(Provider.testing(name: "corp").oauth)
-        let interaction = ScreenInteraction(inbox: inbox, replies: PromptReplies())
-        await interaction.federatedSignInStarted(at: corp, for: try #require(provider.firebase))
-        await interaction.federatedSignInPassed(at: corp, for: try #require(provider.firebase))
-        let events = inbox.drain().compactMap { event -> SecondFactorProgress? in
-            guard case .secondFactor(let progress) = event else { return nil }
+        let corp = Provider.testing(name: "corp").asOAuth
+        let interaction = ScreenInteraction(inbox: inbox, replies: PromptReplies(), isRemote: false)
+        await interaction.federatedSignInStarted(at: corp, for: provider.asFirebase)
+        await interaction.federatedSignInPassed(at: corp, for: provider.asFirebase)
+        let events = inbox.drain().compactMap { event -> SignInProgress? in
+            guard case .signIn(let progress) = event else { return nil }
             return progress
         }
-        #expect(events == [.firstFactorSignIn(provider: "corp"), .firstFactorPassed(provider: "corp")])
-    }
-}
-
-extension AppState.Mode {
-    fileprivate func withStep(_ step: SecondFactorScreen.Step) -> AppState.Mode {
-        guard case .secondFactor(var screen) = self else { return self }
-        screen.step = step
-        return .secondFactor(screen)
-    }
-}
-
-extension SecondFactorScreen {
-    fileprivate func withStep(_ step: SecondFactorScreen.Step) -> SecondFactorScreen {
-        var copy = self
-        copy.step = step
-        return copy
+        #expect(events == [.federatedSignInStarted(provider: "Corp"), .federatedSignInPassed(provider: "Corp")])
     }
 }

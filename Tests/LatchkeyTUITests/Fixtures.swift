@@ -9,7 +9,7 @@ enum Fixtures {
     static func provider(_ name: String, displayName: String? = nil) -> ProviderSummary {
         ProviderSummary(
             name: name, displayName: displayName ?? "IdP \(name.uppercased())", issuer: "http://127.0.0.1:8000/\(name)",
-            redirectURITemplate: "http://127.0.0.1:PORT/oauth2redirect/\(name)", scopes: ["openid", "email"], signIn: .redirect(.loopback))
+            redirectURITemplate: "http://127.0.0.1:PORT/oauth2redirect/\(name)", scopes: ["openid", "email"], signInSummary: "loopback")
     }
 
     static func account(
@@ -23,10 +23,8 @@ enum Fixtures {
 
     /// A firebase provider as the screen lists it; `firstFactor` names its `first_factor = "provider:NAME"`.
     static func firebase(_ name: String, firstFactor: String? = nil) -> ProviderSummary {
-        ProviderSummary(
-            name: name, displayName: "Emulated", issuer: "https://securetoken.google.com/demo",
-            redirectURITemplate: "http://127.0.0.1:PORT/oauth2redirect/\(name)", scopes: [], clientID: "demo",
-            signIn: .secondFactor(firstFactorProvider: firstFactor))
+        let settings = FirebaseSettings(apiKey: "fake-key", projectID: "demo", firstFactor: firstFactor.map { .provider($0) } ?? .password)
+        return ProviderSummary(Provider(name: name, displayName: "Emulated", kind: .firebase(settings), sourceFile: "/\(name).toml"))
     }
 
     /// A core provider for the interaction tests (no network is used).

@@ -89,13 +89,12 @@ struct SignInModeTests {
             Issue.record("expected the sign-in screen")
             return
         }
-        #expect(screen.mode == .paste && screen.authorizationURL == nil)
+        #expect(screen.mode == .paste && screen.step == .working("Contacting the provider…"))
     }
 
     @Test("the paste line takes any length, shows only what fits, and Enter hands the whole URL to the core")
     func pasteLine() {
         var state = signingIn(size: TerminalSize(rows: 24, columns: 60))
-        _ = state.handle(.key(.character("p")))
         _ = state.handle(
             .signIn(.pasteRequested(url: URL(string: "http://idp/authorize?x=1")!, redirectURI: "http://127.0.0.1:51234/oauth2redirect/a")))
         let url = "http://127.0.0.1:51234/oauth2redirect/a?code=" + String(repeating: "c", count: 5000) + "&state=TAILMARK"
@@ -113,23 +112,40 @@ struct SignInModeTests {
     @Test("Enter on an empty paste line beeps instead of submitting")
     func emptyPaste() {
         var state = signingIn()
-        _ = state.handle(.key(.character("p")))
         _ = state.handle(.signIn(.pasteRequested(url: URL(string: "http://idp/a")!, redirectURI: "http://127.0.0.1:5/r")))
         #expect(state.handle(.key(.enter)) == [.beep])
     }
 
-    @Test("over SSH, Enter offers paste, device code or a browser here before starting anything")
+    @Test("over SSH, the sign-in asks for paste, device code or a browser here before it listens, and goes on the way chosen")
     func sshChooser() {
-        var state = Fixtures.state()
-        state.isRemote = true
-        #expect(state.handle(.key(.enter)) == [])
+        var state = signingIn()
+        _ = state.handle(.signIn(.redirectModeNeeded(provider: "IdP A")))
         #expect(screen(state).contains { $0.contains("SSH session") })
-        #expect(state.handle(.key(.character("d"))) == [.startSignIn(provider: "a", mode: .device)])
-        var other = Fixtures.state()
-        other.isRemote = true
-        _ = other.handle(.key(.enter))
-        #expect(other.handle(.key(.character("p"))) == [.startSignIn(provider: "a", mode: .paste)])
-        #expect(other.handle(.key(.escape)) == [.cancelSignIn])
+        #expect(screen(state).last!.contains("b browser here"))
+        #expect(state.handle(.key(.character("x"))) == [.beep])
+        #expect(state.handle(.key(.character("d"))) == [.answer(.redirectMode(.device))])
+        #expect(screen(state).contains { $0.contains("Asking the provider for a device code") })
+        var other = signingIn()
+        _ = other.handle(.signIn(.redirectModeNeeded(provider: "IdP A")))
+        #expect(other.handle(.key(.enter)) == [.answer(.redirectMode(.loopback))])
+        var leaving = signingIn()
+        _ = leaving.handle(.signIn(.redirectModeNeeded(provider: "IdP A")))
+        #expect(leaving.handle(.key(.escape)) == [.cancelSignIn])
+        #expect(leaving.mode == .list)
+    }
+
+    @Test("the screen's interaction asks how to sign in only over SSH, and hands back the mode chosen")
+    func interactionAsksOnlyOverSSH() async throws {
+        let provider = Provider.testing(name: "a").asOAuth
+        let local = ScreenInteraction(inbox: Inbox(), replies: PromptReplies(), isRemote: false)
+        #expect(await local.chooseRedirectMode(for: provider) == .loopback)
+        let inbox = Inbox()
+        let replies = PromptReplies()
+        let remote = ScreenInteraction(inbox: inbox, replies: replies, isRemote: true)
+        async let chosen = remote.chooseRedirectMode(for: provider)
+        while inbox.drain().isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        replies.deliver(.redirectMode(.paste))
+        #expect(await chosen == .paste)
     }
 
     @Test("when no browser could be launched the screen offers paste and device mode")
@@ -147,8 +163,8 @@ struct SignInModeTests {
     func interactionAwaitsPaste() async throws {
         let inbox = Inbox()
         let replies = PromptReplies()
-        let interaction = ScreenInteraction(inbox: inbox, replies: replies)
-        let provider = try #require(Provider.testing(name: "a").oauth)
+        let interaction = ScreenInteraction(inbox: inbox, replies: replies, isRemote: false)
+        let provider = Provider.testing(name: "a").asOAuth
         async let line = interaction.pasteRedirectURL(url: URL(string: "http://idp/a")!, provider: provider, redirectURI: "r")
         while inbox.drain().isEmpty { try await Task.sleep(for: .milliseconds(5)) }
         replies.deliver(.redirectURL("http://127.0.0.1:5/r?code=x  "))

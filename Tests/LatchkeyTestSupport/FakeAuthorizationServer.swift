@@ -89,7 +89,7 @@ public final class FakeAuthorizationServer: Sendable {
     public func service(keystore: any Keystore, providers: [Provider]? = nil) -> AccountService {
         AccountService(
             catalog: ProviderCatalog(providers: providers ?? [provider], errors: []), keystore: keystore,
-            engine: SignInEngine(transport: transport, clock: clock), browser: browser, listeners: listeners)
+            engine: OAuthEngine(transport: transport, clock: clock), browser: browser, listeners: listeners)
     }
 
     // MARK: - Endpoints

@@ -30,6 +30,13 @@ extension Provider {
     }
 }
 
+extension FirebaseProvider {
+    /// `Provider.firebaseTesting(…)` as the firebase steps see it.
+    public static func testing(name: String = "fb", settings: FirebaseSettings) -> FirebaseProvider {
+        FirebaseProvider(Provider.firebaseTesting(name: name, settings: settings), settings: settings)
+    }
+}
+
 extension OAuthProvider {
     /// `Provider.testing(…)` as the OAuth engine sees it.
     public static func testing(
@@ -43,6 +50,22 @@ extension OAuthProvider {
         Provider.testing(
             name: name, issuer: issuer, endpoints: endpoints, scopes: scopes, extraAuthorizationParameters: extraAuthorizationParameters,
             redirectPath: redirectPath, isOpenID: isOpenID
-        ).oauth!
+        ).asOAuth
+    }
+}
+
+extension Provider {
+    /// This provider as the firebase steps see it; the test made it (or parsed it) as firebase.
+    public var asFirebase: FirebaseProvider {
+        guard case .firebase(let settings) = kind else { preconditionFailure("\(name) is not a firebase provider") }
+        return FirebaseProvider(self, settings: settings)
+    }
+
+    /// This provider as the OAuth engine sees it; the test made it (or parsed it) as oidc or oauth2.
+    public var asOAuth: OAuthProvider {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return OAuthProvider(self, client: client)
+        case .firebase: preconditionFailure("\(name) is not an OAuth provider")
+        }
     }
 }

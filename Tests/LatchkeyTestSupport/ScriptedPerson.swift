@@ -7,6 +7,7 @@ import Synchronization
 /// their answer to each code prompt. Everything they were shown is logged for the assertions.
 public final class ScriptedPerson: SignInInteraction {
     public struct Log: Sendable {
+        public var redirectModesAsked: [String] = []
         public var authorizationURLs: [URL] = []
         public var browserProblems: [String] = []
         public var deviceCodes: [String] = []
@@ -15,8 +16,8 @@ public final class ScriptedPerson: SignInInteraction {
         public var credentialsAsked = 0
         public var hintsShown: [[SecondFactorHint]] = []
         public var sessions: [VerificationSession] = []
-        public var problems: [SecondFactorError?] = []
-        public var notices: [SecondFactorError?] = []
+        public var problems: [FirebaseAuthError?] = []
+        public var notices: [FirebaseAuthError?] = []
     }
 
     let credentials: PasswordCredentials?
@@ -24,6 +25,7 @@ public final class ScriptedPerson: SignInInteraction {
     let choose: @Sendable ([SecondFactorHint]) -> SecondFactorHint?
     let answer: @Sendable (VerificationSession, Int) async -> CodeAnswer
     let deviceCodeShown: @Sendable (DeviceAuthorization) async -> Void
+    let redirectMode: OAuthClient.RedirectMode?
     private let state = Mutex(Log())
 
     public var log: Log { state.withLock { $0 } }
@@ -34,13 +36,20 @@ public final class ScriptedPerson: SignInInteraction {
         credentials: PasswordCredentials? = nil, choose: @escaping @Sendable ([SecondFactorHint]) -> SecondFactorHint? = { $0.first },
         answer: @escaping @Sendable (VerificationSession, Int) async -> CodeAnswer,
         pastedURL: @escaping @Sendable (URL) async -> String? = { _ in nil },
-        deviceCodeShown: @escaping @Sendable (DeviceAuthorization) async -> Void = { _ in }
+        deviceCodeShown: @escaping @Sendable (DeviceAuthorization) async -> Void = { _ in },
+        redirectMode: OAuthClient.RedirectMode? = .loopback
     ) {
+        self.redirectMode = redirectMode
         self.credentials = credentials
         self.choose = choose
         self.answer = answer
         self.pastedURL = pastedURL
         self.deviceCodeShown = deviceCodeShown
+    }
+
+    public func chooseRedirectMode(for provider: OAuthProvider) async -> OAuthClient.RedirectMode? {
+        state.withLock { $0.redirectModesAsked.append(provider.name) }
+        return redirectMode
     }
 
     public func authorizationStarted(url: URL, provider: OAuthProvider, redirectURI: String, listeningOn: [String]) async {
@@ -79,14 +88,14 @@ public final class ScriptedPerson: SignInInteraction {
         return choose(hints)
     }
 
-    public func verificationStarted(_ session: VerificationSession, notice: SecondFactorError?) async {
+    public func verificationStarted(_ session: VerificationSession, notice: FirebaseAuthError?) async {
         state.withLock {
             $0.sessions.append(session)
             $0.notices.append(notice)
         }
     }
 
-    public func enterCode(for session: VerificationSession, problem: SecondFactorError?) async -> CodeAnswer {
+    public func enterCode(for session: VerificationSession, problem: FirebaseAuthError?) async -> CodeAnswer {
         let attempt = state.withLock { log in
             log.problems.append(problem)
             return log.problems.count

@@ -88,7 +88,7 @@ struct EmulatorSignInTests {
         do {
             _ = try await harness.service.signIn(provider: harness.provider, interaction: person)
             Issue.record("the sign-in succeeded")
-        } catch let error as SecondFactorError {
+        } catch let error as FirebaseAuthError {
             #expect(error == .tooManyAttempts)
             #expect(error.recovery == .wait)
         }
@@ -101,7 +101,7 @@ struct EmulatorSignInTests {
         let harness = try await EmulatorHarness.start { $0.smsQuota = 1 }
         defer { Task { await harness.stop() } }
         let person = ScriptedPerson(credentials: .seeded("bob")) { _, _ in .resend }
-        await #expect(throws: SecondFactorError.quotaExceeded) {
+        await #expect(throws: FirebaseAuthError.quotaExceeded) {
             try await harness.service.signIn(provider: harness.provider, interaction: person)
         }
     }
@@ -128,7 +128,7 @@ struct EmulatorSignInTests {
             #expect(error.recovery == .restart)
         }
         harness.emulator.state.advanceClock(by: 121)
-        await #expect(throws: SecondFactorError.pendingCredentialInvalid(code: "INVALID_MFA_PENDING_CREDENTIAL")) {
+        await #expect(throws: FirebaseAuthError.pendingCredentialInvalid(code: "INVALID_MFA_PENDING_CREDENTIAL")) {
             try await backend.startSignIn(hint: hints[0], pending: pending)
         }
     }
@@ -137,10 +137,10 @@ struct EmulatorSignInTests {
     func firstFactorErrors() async throws {
         let harness = try await EmulatorHarness.start()
         defer { Task { await harness.stop() } }
-        await #expect(throws: SecondFactorError.invalidCredentials(code: "INVALID_LOGIN_CREDENTIALS")) {
+        await #expect(throws: FirebaseAuthError.invalidCredentials(code: "INVALID_LOGIN_CREDENTIALS")) {
             try await harness.backend.signIn(.password(email: "bob@example.com", password: Secret("nope")))
         }
-        await #expect(throws: SecondFactorError.userDisabled) { try await harness.backend.signIn(.password("eve")) }
+        await #expect(throws: FirebaseAuthError.userDisabled) { try await harness.backend.signIn(.password("eve")) }
     }
 
     @Test("a project enforcing app verification is reported with the server's error")
@@ -148,7 +148,7 @@ struct EmulatorSignInTests {
         let harness = try await EmulatorHarness.start { $0.requireAppVerification = true }
         defer { Task { await harness.stop() } }
         let person = ScriptedPerson(credentials: .seeded("bob"), answer: Self.honest(harness))
-        await #expect(throws: SecondFactorError.appVerificationRequired(code: "INVALID_APP_CREDENTIAL", message: "")) {
+        await #expect(throws: FirebaseAuthError.appVerificationRequired(code: "INVALID_APP_CREDENTIAL", message: "")) {
             try await harness.service.signIn(provider: harness.provider, interaction: person)
         }
     }
@@ -161,12 +161,12 @@ struct EmulatorSignInTests {
         // federates into bob's account (`signInWithIdp`, providerId oidc.corp).
         let corp = FakeAuthorizationServer(transport: RecordingTransport(fallback: LiveHTTPTransport()), clock: FixedClock(Date()))
         corp.signInAs("corp-bob")
-        var settings = try #require(harness.provider.firebase).settings
+        var settings = harness.provider.asFirebase.settings
         settings.firstFactor = .provider("corp")
         let firebase = Provider.firebaseTesting(name: "firebase", settings: settings)
         let service = AccountService(
             catalog: ProviderCatalog(providers: [firebase, corp.provider], errors: []), keystore: harness.keystore,
-            engine: SignInEngine(transport: corp.transport), browser: corp.browser, listeners: corp.listeners)
+            engine: OAuthEngine(transport: corp.transport), browser: corp.browser, listeners: corp.listeners)
         let person = ScriptedPerson(answer: Self.honest(harness))
         let (record, _) = try await service.signIn(provider: firebase, interaction: person)
         #expect(record.subject == "bob-uid")
@@ -214,7 +214,7 @@ struct EmulatorSignInTests {
                 AccountSelector(provider: "firebase"), phoneNumber: "+15555550122", displayName: nil,
                 interaction: ScriptedPerson { _, _ in .cancel })
             Issue.record("an unverified account enrolled a phone")
-        } catch let error as SecondFactorError {
+        } catch let error as FirebaseAuthError {
             #expect(error == .unverifiedEmail)
             #expect(error.recovery == .verifyEmail)
         }
@@ -228,13 +228,13 @@ struct EmulatorSignInTests {
         let person = ScriptedPerson(credentials: .seeded("bob"), answer: Self.honest(harness))
         let (record, _) = try await harness.service.signIn(provider: harness.provider, interaction: person)
         harness.emulator.state.advanceClock(by: 30)
-        let refreshed = try await harness.service.refreshFirebaseAccount(record, provider: try #require(harness.provider.firebase))
+        let refreshed = try await harness.service.refreshFirebaseAccount(record, provider: harness.provider.asFirebase)
         #expect(refreshed.subject == record.subject)
         #expect(refreshed.secondFactor == "phone")
         #expect(refreshed.idToken != record.idToken)
         #expect(refreshed.accessToken == refreshed.idToken)
         #expect(try #require(refreshed.expiresAt) > (try #require(record.expiresAt)))
-        await #expect(throws: SecondFactorError.sessionEnded(code: "INVALID_REFRESH_TOKEN")) {
+        await #expect(throws: FirebaseAuthError.sessionEnded(code: "INVALID_REFRESH_TOKEN")) {
             try await harness.backend.refresh(Secret("not-a-refresh-token"))
         }
     }
@@ -248,11 +248,11 @@ struct EmulatorSignInTests {
                 await harness.stop(); await other.shutdown()
             }
         }
-        var settings = try #require(harness.provider.firebase).settings
+        var settings = harness.provider.asFirebase.settings
         settings.jwksURL = other.jwksURL
         let provider = Provider.firebaseTesting(name: "firebase", settings: settings)
         let person = ScriptedPerson(credentials: .seeded("alice"), answer: { _, _ in .cancel })
-        await #expect(throws: SecondFactorError.self) {
+        await #expect(throws: FirebaseAuthError.self) {
             try await harness.service.signIn(provider: provider, interaction: person)
         }
         #expect(try await harness.keystore.records().isEmpty)

@@ -31,7 +31,7 @@ struct ExecBackendLimitsTests {
         return backend
     }
 
-    func signIn(_ backend: ExecBackend) async -> (SecondFactorError?, Duration) {
+    func signIn(_ backend: ExecBackend) async -> (FirebaseAuthError?, Duration) {
         let started = ContinuousClock.now
         do {
             _ = try await backend.signIn(.password(email: "bob@example.com", password: Secret("pw")))
@@ -108,18 +108,18 @@ struct ExecBackendLimitsTests {
         chmod(target, 0o755)
         let link = directory + "/link"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
-        #expect(throws: SecondFactorError.self) { try backend(link).checkProgram() }
+        #expect(throws: FirebaseAuthError.self) { try backend(link).checkProgram() }
         #expect(!FileManager.default.fileExists(atPath: directory + "/ran"))
     }
 
     @Test("a plugin writable by its group, or owned by another user, is refused")
     func writableOrForeign() throws {
         let writable = try plugin("group-writable", "true", mode: 0o770)
-        #expect(throws: SecondFactorError.self) { try backend(writable).checkProgram() }
+        #expect(throws: FirebaseAuthError.self) { try backend(writable).checkProgram() }
         let foreign = try plugin("foreign", "true", mode: 0o755)
         guard geteuid() == 0 else { return }
         chown(foreign, 65_534, 65_534)
-        #expect(throws: SecondFactorError.self) { try backend(foreign).checkProgram() }
+        #expect(throws: FirebaseAuthError.self) { try backend(foreign).checkProgram() }
         let mine = try plugin("mine", "true", mode: 0o755)
         #expect(try backend(mine).checkProgram() == mine)
     }

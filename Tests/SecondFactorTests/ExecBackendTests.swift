@@ -26,7 +26,7 @@ struct ExecBackendTests {
             emulator: harness.emulator, provider: provider,
             service: AccountService(
                 catalog: ProviderCatalog(providers: [provider], errors: []), keystore: harness.keystore,
-                engine: SignInEngine(transport: LiveHTTPTransport()), browser: FakeBrowser(unavailable: true)),
+                engine: OAuthEngine(transport: LiveHTTPTransport()), browser: FakeBrowser(unavailable: true)),
             keystore: harness.keystore, directory: harness.directory)
         return harness
     }
@@ -52,7 +52,7 @@ struct ExecBackendTests {
         #expect(record.subject == "demo-bob")
         #expect(record.secondFactor == "phone")
 
-        let refreshed = try await harness.service.refreshFirebaseAccount(record, provider: try #require(harness.provider.firebase))
+        let refreshed = try await harness.service.refreshFirebaseAccount(record, provider: harness.provider.asFirebase)
         #expect(refreshed.subject == "demo-bob")
         #expect(refreshed.refreshToken != record.refreshToken)
         #expect(refreshed.secondFactor == "phone")
@@ -62,11 +62,11 @@ struct ExecBackendTests {
     func errors() async throws {
         let backend = ExecBackend(path: Self.plugin, provider: "demo")
         _ = Self.directory
-        await #expect(throws: SecondFactorError.invalidCredentials(code: "invalid_credentials")) {
+        await #expect(throws: FirebaseAuthError.invalidCredentials(code: "invalid_credentials")) {
             try await backend.signIn(.password(email: "bob@example.com", password: Secret("nope")))
         }
         let hint = SecondFactorHint(id: "work", kind: .phone, displayName: nil, phoneNumber: nil)
-        await #expect(throws: SecondFactorError.pendingCredentialInvalid(code: "restart")) {
+        await #expect(throws: FirebaseAuthError.pendingCredentialInvalid(code: "restart")) {
             try await backend.startSignIn(hint: hint, pending: PendingCredential(Secret("forged")))
         }
     }
@@ -74,7 +74,7 @@ struct ExecBackendTests {
     @Test("a program that is missing or writable by others is refused before it runs")
     func unsafeProgram() async throws {
         let missing = ExecBackend(path: "/nonexistent/plugin", provider: "demo")
-        await #expect(throws: SecondFactorError.plugin(path: "/nonexistent/plugin", reason: "does not exist")) {
+        await #expect(throws: FirebaseAuthError.plugin(path: "/nonexistent/plugin", reason: "does not exist")) {
             try await missing.refresh(Secret("x"))
         }
         let path = NSTemporaryDirectory() + "latchkey-unsafe-plugin-" + UUID().uuidString

@@ -20,14 +20,14 @@ struct FirebaseProviderFileTests {
             project_id = "my-project"
             """
         ).get()
-        let settings = try #require(provider.firebase).settings
+        let settings = provider.asFirebase.settings
         #expect(settings.firstFactor == .password)
         #expect(settings.mfaBackend == .firebase)
         #expect(settings.identityToolkitURL.absoluteString == "https://identitytoolkit.googleapis.com")
         #expect(settings.tokenEndpoint.absoluteString == "https://securetoken.googleapis.com/v1/token")
         #expect(settings.issuer == "https://securetoken.google.com/my-project")
         #expect(settings.idTokenExpectation.audience == "my-project")
-        #expect(provider.kindName == "firebase" && provider.oauth == nil)
+        #expect(provider.kindName == "firebase" && provider.redirectURITemplate == nil)
     }
 
     @Test("every field is read: federated first factor, emulator URLs, JWKS and an exec backend")
@@ -45,7 +45,7 @@ struct FirebaseProviderFileTests {
             mfa_backend = "exec:/usr/local/bin/mfa-plugin"
             """
         ).get()
-        let settings = try #require(provider.firebase).settings
+        let settings = provider.asFirebase.settings
         #expect(settings.firstFactor == .provider("corp"))
         #expect(settings.mfaBackend == .exec(path: "/usr/local/bin/mfa-plugin"))
         #expect(settings.tokenEndpoint.absoluteString == "http://127.0.0.1:9099/securetoken.googleapis.com/v1/token")

@@ -153,19 +153,19 @@ struct FirebaseRESTShapeTests {
     @Test(
         "error envelopes are matched on the code before the first colon",
         arguments: [
-            ("error-invalid-login-credentials.json", SecondFactorError.invalidCredentials(code: "INVALID_LOGIN_CREDENTIALS")),
+            ("error-invalid-login-credentials.json", FirebaseAuthError.invalidCredentials(code: "INVALID_LOGIN_CREDENTIALS")),
             ("error-too-many-attempts.json", .tooManyAttempts),
             ("error-invalid-app-credential.json", .appVerificationRequired(code: "INVALID_APP_CREDENTIAL", message: "")),
             ("error-emulator-pending-credential.json", .pendingCredentialInvalid(code: "INVALID_MFA_PENDING_CREDENTIAL")),
         ])
-    func errors(fixture: String, expected: SecondFactorError) async throws {
+    func errors(fixture: String, expected: FirebaseAuthError) async throws {
         let (backend, _) = try backend([fixture], status: 400)
         await #expect(throws: expected) { try await backend.signIn(.password(email: "u@example.com", password: Secret("pw"))) }
     }
 
     @Test("the reCAPTCHA demand is shown with the server's code and what works instead")
     func appVerificationMessage() {
-        let text = SecondFactorError.appVerificationRequired(code: "INVALID_APP_CREDENTIAL", message: "").description
+        let text = FirebaseAuthError.appVerificationRequired(code: "INVALID_APP_CREDENTIAL", message: "").description
         #expect(text.contains("INVALID_APP_CREDENTIAL"))
         #expect(text.contains("test phone number"))
     }

@@ -23,7 +23,7 @@ struct SecondFactorResolverTests {
     @Test("an account without a second factor is signed in straight after the first factor")
     func noSecondFactor() {
         var resolver = SecondFactorResolver()
-        #expect(resolver.firstFactorFinished(.signedIn(Self.tokens)) == .signedIn(Self.tokens, factor: nil))
+        #expect(resolver.firstFactorFinished(.signedIn(Self.tokens)) == .verified(Self.tokens, factor: nil))
     }
 
     @Test("hints are offered, the chosen one is started, its code finalized, and the factor reported")
@@ -32,11 +32,11 @@ struct SecondFactorResolverTests {
         #expect(
             resolver.firstFactorFinished(.secondFactorRequired(hints: [Self.phone, Self.totp], pending: Self.pending))
                 == .chooseHint([Self.phone, Self.totp]))
-        #expect(resolver.hintChosen(Self.phone) == .startVerification(Self.phone, Self.pending, notice: nil))
+        #expect(resolver.hintChosen(Self.phone) == .startVerification(Self.phone, .signIn(Self.pending), notice: nil))
         let session = VerificationSession(sessionInfo: Secret("s"), hint: Self.phone)
         #expect(resolver.verificationStarted(session) == .askForCode(session, problem: nil))
-        #expect(resolver.codeEntered(Secret(" 123 456 ")) == .finalize(session, code: Secret("123456"), Self.pending))
-        #expect(resolver.finalized(Self.tokens) == .signedIn(Self.tokens, factor: Self.phone))
+        #expect(resolver.codeEntered(Secret(" 123 456 ")) == .finalize(session, code: Secret("123456"), .signIn(Self.pending)))
+        #expect(resolver.finalized(Self.tokens) == .verified(Self.tokens, factor: Self.phone))
     }
 
     @Test("a hint that was not offered is not started")
@@ -56,10 +56,10 @@ struct SecondFactorResolverTests {
     @Test("an expired phone code sends a new one, at most three times in a row")
     func expiredCodeResends() {
         var (resolver, _) = resolverAwaitingCode()
-        let expired = SecondFactorError.codeExpired(code: "SESSION_EXPIRED")
+        let expired = FirebaseAuthError.codeExpired(code: "SESSION_EXPIRED")
         for _ in 0..<SecondFactorResolver.maximumAutomaticResends {
             _ = resolver.codeEntered(Secret("1"))
-            #expect(resolver.failed(expired) == .startVerification(Self.phone, Self.pending, notice: expired))
+            #expect(resolver.failed(expired) == .startVerification(Self.phone, .signIn(Self.pending), notice: expired))
             _ = resolver.verificationStarted(VerificationSession(sessionInfo: Secret("s"), hint: Self.phone))
         }
         _ = resolver.codeEntered(Secret("1"))
@@ -70,19 +70,19 @@ struct SecondFactorResolverTests {
     func expiredTOTP() {
         var (resolver, session) = resolverAwaitingCode(Self.totp)
         _ = resolver.codeEntered(Secret("1"))
-        let expired = SecondFactorError.codeExpired(code: "SESSION_EXPIRED")
+        let expired = FirebaseAuthError.codeExpired(code: "SESSION_EXPIRED")
         #expect(resolver.failed(expired) == .askForCode(session, problem: expired))
     }
 
     @Test(
         "rate limits, quota and a dead pending credential stop the flow with what to do next",
         arguments: [
-            (SecondFactorError.tooManyAttempts, SecondFactorError.Recovery.wait),
+            (FirebaseAuthError.tooManyAttempts, FirebaseAuthError.Recovery.wait),
             (.quotaExceeded, .wait),
             (.pendingCredentialInvalid(code: "INVALID_MFA_PENDING_CREDENTIAL"), .restart),
             (.userDisabled, .none),
         ])
-    func stops(error: SecondFactorError, recovery: SecondFactorError.Recovery) {
+    func stops(error: FirebaseAuthError, recovery: FirebaseAuthError.Recovery) {
         var (resolver, _) = resolverAwaitingCode()
         _ = resolver.codeEntered(Secret("1"))
         #expect(resolver.failed(error) == .fail(error))
@@ -92,9 +92,7 @@ struct SecondFactorResolverTests {
     @Test("events out of order end the flow instead of being guessed at")
     func outOfOrder() {
         var resolver = SecondFactorResolver()
-        guard case .fail = resolver.codeEntered(Secret("1")) else {
-            Issue.record("a code before any hint was accepted")
-            return
-        }
+        #expect(resolver.codeEntered(Secret("1")) == .outOfOrder("an entered code"))
+        #expect(resolver.firstFactorFinished(.signedIn(Self.tokens)) == .outOfOrder("the first factor's answer"))
     }
 }

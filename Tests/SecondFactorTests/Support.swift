@@ -71,11 +71,11 @@ struct EmulatorHarness {
             kdf: VaultFormat.KDFParameters(log2N: 10, r: 8, p: 1))
         let service = AccountService(
             catalog: ProviderCatalog(providers: [provider], errors: []), keystore: keystore,
-            engine: SignInEngine(transport: LiveHTTPTransport()), browser: FakeBrowser(unavailable: true))
+            engine: OAuthEngine(transport: LiveHTTPTransport()), browser: FakeBrowser(unavailable: true))
         return EmulatorHarness(emulator: emulator, provider: provider, service: service, keystore: keystore, directory: directory)
     }
 
-    var backend: FirebaseBackend { FirebaseBackend(settings: provider.firebase!.settings, transport: LiveHTTPTransport()) }
+    var backend: FirebaseBackend { FirebaseBackend(settings: provider.asFirebase.settings, transport: LiveHTTPTransport()) }
 
     /// The code the emulator "sent" for `session`.
     func code(for session: VerificationSession) -> Secret? {

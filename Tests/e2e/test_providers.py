@@ -91,3 +91,15 @@ def test_the_shipped_presets_all_load_cleanly(lk):
     doc = result.json()
     assert doc["errors"] == [], doc["errors"]
     assert sorted(p["name"] for p in doc["providers"]) == presets
+
+
+def test_providers_json_gives_a_firebase_provider_a_null_redirect_not_a_placeholder(lk):
+    lk.write_provider_text(
+        "fb", 'display_name = "Firebase"\nkind = "firebase"\napi_key = "k"\nproject_id = "demo-project"\n')
+    doc = listing(lk)
+    assert doc["errors"] == [], doc
+    (fb,) = doc["providers"]
+    assert fb["kind"] == "firebase" and fb["issuer"] == "https://securetoken.google.com/demo-project", fb
+    assert "redirect_uri" in fb and fb["redirect_uri"] is None, fb
+    assert "redirect" in fb and fb["redirect"] is None, fb
+    assert "—" not in lk.run("providers").stdout

@@ -1,7 +1,7 @@
 #ifndef CNCURSESW_SHIM_H
 #define CNCURSESW_SHIM_H
 
-// ncursesw for Swift 6 (see shared/docs/ncurses-from-swift.md). SwiftPM drops pkg-config's -D
+// ncursesw for Swift 6 (see docs/ncurses-from-swift.md). SwiftPM drops pkg-config's -D
 // flags and a C target's cSettings .define does not reach the Swift importer, so the wide API is
 // requested here, before curses.h.
 #ifndef NCURSES_WIDECHAR

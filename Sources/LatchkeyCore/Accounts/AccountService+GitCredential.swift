@@ -9,9 +9,9 @@ extension AccountService {
     /// An ambiguous mapping or account, a locked vault or a failed refresh throws: the caller
     /// answers nothing and says why.
     public func gitCredential(for request: GitCredentialRequest, minimumLifetime: TimeInterval) async throws -> GitCredential? {
-        guard let provider = try request.provider(in: catalog.providers), let client = provider.oauth?.client else { return nil }
+        guard let provider = try request.provider(in: catalog.providers) else { return nil }
         let token = try await validToken(
             for: AccountSelector(provider: provider.name), minimumLifetime: minimumLifetime, idToken: false)
-        return GitCredential(username: client.gitUsername, password: token)
+        return GitCredential(username: provider.gitUsername, password: token)
     }
 }

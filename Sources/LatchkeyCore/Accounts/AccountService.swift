@@ -1,14 +1,14 @@
 public import Foundation
 public import LatchkeyVault
 
-/// Signs in, hands out tokens, refreshes and signs out: the engine plus the keystore.
+/// Signs in, hands out tokens, refreshes and signs out: the protocol engines plus the keystore.
 ///
 /// Everything the command line and the screen do with accounts goes through here, so both get
 /// the same single-flight refresh and the same "store nothing unless everything checked out".
 public struct AccountService: Sendable {
     private let providers: LazyProviderCatalog
     public let keystore: any Keystore
-    public let engine: SignInEngine
+    public let engine: OAuthEngine
     public let browser: any Browser
     public let listeners: any RedirectListenerFactory
 
@@ -16,7 +16,7 @@ public struct AccountService: Sendable {
     public var catalog: ProviderCatalog { providers.catalog }
 
     public init(
-        catalog: ProviderCatalog, keystore: any Keystore, engine: SignInEngine, browser: any Browser,
+        catalog: ProviderCatalog, keystore: any Keystore, engine: OAuthEngine, browser: any Browser,
         listeners: any RedirectListenerFactory = LoopbackListenerFactory()
     ) {
         self.init(loadingCatalog: { catalog }, keystore: keystore, engine: engine, browser: browser, listeners: listeners)
@@ -24,7 +24,7 @@ public struct AccountService: Sendable {
 
     /// `loadingCatalog` runs once, when something first needs a provider.
     public init(
-        loadingCatalog: @escaping @Sendable () -> ProviderCatalog, keystore: any Keystore, engine: SignInEngine, browser: any Browser,
+        loadingCatalog: @escaping @Sendable () -> ProviderCatalog, keystore: any Keystore, engine: OAuthEngine, browser: any Browser,
         listeners: any RedirectListenerFactory = LoopbackListenerFactory()
     ) {
         providers = LazyProviderCatalog(loadingCatalog)
@@ -50,7 +50,7 @@ public struct AccountService: Sendable {
     ) async throws -> (AccountRecord, SignInOutcome) {
         var expected: SignInFlow.ExpectedAccount?
         if let account { expected = SignInFlow.ExpectedAccount(try account.select(from: try await keystore.records())) }
-        let flow = SignInFlow(route: try SignInFlow.route(for: provider, mode: mode, catalog: catalog), expected: expected)
+        let flow = SignInFlow(provider: provider, mode: mode, expected: expected)
         return try await SignInRunner(service: self, interaction: interaction, timeout: timeout).run(flow)
     }
 
@@ -120,11 +120,11 @@ public struct AccountService: Sendable {
     /// `record` with new tokens from its provider's refresh grant.
     private func refreshed(_ record: AccountRecord, provider: Provider) async throws -> AccountRecord {
         switch provider.kind {
-        case .oidc, .oauth2:
-            let oauth = provider.oauth!
+        case .oidc(let client), .oauth2(let client):
+            let oauth = OAuthProvider(provider, client: client)
             return try await engine.refresh(record, provider: oauth, metadata: try await engine.metadata(for: oauth))
-        case .firebase:
-            return try await refreshFirebaseAccount(record, provider: provider.firebase!)
+        case .firebase(let settings):
+            return try await refreshFirebaseAccount(record, provider: FirebaseProvider(provider, settings: settings))
         }
     }
 
@@ -133,6 +133,22 @@ public struct AccountService: Sendable {
         guard idToken else { return record.accessToken }
         guard let token = record.idToken else { throw SignInError.noIDToken(account: record.label) }
         return token
+    }
+
+    /// Enrolls `phoneNumber` (E.164) as a second factor of `selector`'s account, which must be
+    /// signed in at a firebase provider; the code is asked for through `interaction`.
+    public func enrollPhone(
+        _ selector: AccountSelector, phoneNumber: String, displayName: String?, interaction: any SignInInteraction
+    ) async throws -> AccountRecord {
+        let provider = try catalog.provider(named: selector.provider)
+        switch provider.kind {
+        case .oidc, .oauth2:
+            throw FirebaseAuthError.notEnrollable(provider: provider.name)
+        case .firebase(let settings):
+            let account = try selector.select(from: try await keystore.records())
+            return try await enrollPhone(
+                (phoneNumber, displayName), on: account, at: FirebaseProvider(provider, settings: settings), interaction: interaction)
+        }
     }
 
     /// Makes `selector`'s account the one a bare provider name selects.
@@ -171,51 +187,12 @@ public struct AccountService: Sendable {
 
     /// Revokes at an OAuth provider; Identity Platform offers public clients no revocation.
     private func revoke(_ record: AccountRecord, provider: Provider) async throws -> RevocationOutcome {
-        guard let oauth = provider.oauth else { return .unsupported }
-        return try await engine.revoke(record, provider: oauth, metadata: try await engine.metadata(for: oauth))
-    }
-}
-
-public enum SignInError: LatchkeyError, Equatable {
-    case missingClientID(provider: String, file: String)
-    case timedOut(provider: String, seconds: Int)
-    /// Paste mode: no redirect URL was pasted in time.
-    case pasteTimedOut(provider: String, seconds: Int)
-    case cancelled
-    case noIDToken(account: String)
-    /// A re-sign-in of one account came back as another.
-    case differentAccount(expected: String, got: String)
-    /// `first_factor = "provider:NAME"` names a provider that issues no ID token.
-    case notOpenID(provider: String, firebase: String)
-
-    public var category: FailureCategory {
-        switch self {
-        case .missingClientID, .notOpenID: return .configuration
-        case .differentAccount: return .rejected
-        case .timedOut, .pasteTimedOut, .cancelled: return .unavailable
-        case .noIDToken: return .notFound
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .missingClientID(let provider, let file):
-            return "\(provider) has no client_id yet: register a native/desktop client at the provider and set client_id in \(file)"
-        case .timedOut(let provider, let seconds):
-            return
-                "no answer from the browser for \(provider) within \(seconds) s; the sign-in was abandoned (try --paste when the browser runs on another machine)"
-        case .pasteTimedOut(let provider, let seconds):
-            return "no redirect URL was pasted for \(provider) within \(seconds) s; the sign-in was abandoned (--timeout sets the wait)"
-        case .cancelled:
-            return "the sign-in was cancelled"
-        case .differentAccount(let expected, let got):
-            return
-                "the provider signed in \(TerminalText.sanitized(got, maxLength: 100)), not \(TerminalText.sanitized(expected, maxLength: 100)) as asked; nothing was stored (sign out of the provider in the browser, or run `latchkey login` without an account to add this one)"
-        case .notOpenID(let provider, let firebase):
-            return
-                "\(firebase)'s first_factor names \(provider), which is not a kind = \"oidc\" provider: only an ID token can be the first factor"
-        case .noIDToken(let account):
-            return "\(TerminalText.sanitized(account, maxLength: 100)) has no ID token (plain OAuth 2.0 provider?)"
+        switch provider.kind {
+        case .oidc(let client), .oauth2(let client):
+            let oauth = OAuthProvider(provider, client: client)
+            return try await engine.revoke(record, provider: oauth, metadata: try await engine.metadata(for: oauth))
+        case .firebase:
+            return .unsupported
         }
     }
 }

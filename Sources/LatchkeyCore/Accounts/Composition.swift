@@ -41,7 +41,7 @@ public struct Composition: Sendable {
                 ProviderCatalog.load(
                     directories: ProviderCatalog.searchDirectories(environment: environment),
                     explicitDirectoryRequired: environment["LATCHKEY_PROVIDERS_DIR"] != nil)
-            }, keystore: keystore, engine: SignInEngine(transport: transport), browser: BrowserLauncher(environment: environment))
+            }, keystore: keystore, engine: OAuthEngine(transport: transport), browser: BrowserLauncher(environment: environment))
     }
 
     /// Every provider in the providers.d directories, read when first asked for.

@@ -3,28 +3,24 @@ public import LatchkeyVault
 
 /// One sign-in, for every provider kind, as a pure state machine: events in, actions out.
 ///
-/// A first factor (browser redirect, pasted redirect, device code, email and password, or a whole
-/// OpenID sign-in whose ID token is federated into a firebase provider), then an optional second
-/// factor (`SecondFactorResolver`), then the account is stored. The machine performs nothing: the
-/// command line, the screen and the tests drive it with `SignInRunner`, so every branch can be
-/// tested without a browser, a listener or a network.
+/// The provider's kind decides the first factor (a browser redirect, a pasted redirect or a
+/// device code for `oidc` and `oauth2`; email and password, or a whole OpenID sign-in whose ID
+/// token is federated, for `firebase`), then a firebase sign-in may need a second factor
+/// (`SecondFactorResolver`), then the account is stored. Enrolling a phone on a firebase account
+/// is the same machine from "send a code" on. The machine performs nothing: the command line,
+/// the screen and the tests drive it with `SignInRunner`, so every branch can be tested without
+/// a browser, a listener or a network.
 public struct SignInFlow: Sendable {
-    /// How the first factor is obtained, decided once from the provider's kind.
-    public enum Route: Sendable, Equatable {
-        /// An `oidc` or `oauth2` sign-in in `mode`.
-        case oauth(OAuthProvider, mode: OAuthClient.RedirectMode)
-        /// A firebase sign-in with email and password.
-        case password(FirebaseProvider)
-        /// A firebase sign-in whose first factor is a sign-in at `firstFactor` in `mode`.
-        case federated(firstFactor: OAuthProvider, mode: OAuthClient.RedirectMode, into: FirebaseProvider)
-    }
-
     /// What the driver does next; each is answered with one `Event`.
     public enum Action: Sendable {
         /// Read the keystore (unlocking it) before the person does any work. → `keystoreOpened`
         case openKeystore
+        /// Find the OpenID provider whose sign-in is a firebase provider's first factor. → `firstFactorFound`
+        case findFirstFactor(named: String, for: FirebaseProvider)
         /// Tell the person something that needs no answer. → `notified`
         case notify(Notice)
+        /// Ask how to sign in, before listening on this machine's loopback interface. → `redirectModeChosen`
+        case chooseRedirectMode(OAuthProvider)
         /// Discovery, or the file's endpoints. → `metadataFetched`
         case fetchMetadata(OAuthProvider)
         /// Bind a loopback listener. → `listenerBound`
@@ -45,14 +41,15 @@ public struct SignInFlow: Sendable {
         case submitFirstFactor(FirstFactor, FirebaseProvider)
         /// → `hintChosen`
         case chooseHint([SecondFactorHint])
-        /// Send a code to `hint` (or prepare for a TOTP one). → `codeSent`
-        case sendCode(SecondFactorHint, PendingCredential, notice: SecondFactorError?)
+        /// Send a code that proves `purpose` to `hint` (or prepare for a TOTP one). → `codeSent`
+        case sendCode(SecondFactorHint, VerificationPurpose, notice: FirebaseAuthError?, FirebaseProvider)
         /// → `codeAnswered`
-        case askForCode(VerificationSession, problem: SecondFactorError?)
-        /// Prove the second factor. → `secondFactorPassed`
-        case finalize(VerificationSession, code: Secret, PendingCredential)
-        /// Verify the firebase tokens and build the account. → `accountIdentified`
-        case identifyFirebaseAccount(SignInTokens, factor: SecondFactorHint?, FirebaseProvider)
+        case askForCode(VerificationSession, problem: FirebaseAuthError?)
+        /// Prove `purpose` with the code. → `secondFactorPassed`
+        case finalize(VerificationSession, code: Secret, VerificationPurpose, FirebaseProvider)
+        /// Verify the firebase tokens and build the account (`previous`: the enrolling account,
+        /// whose identity they must keep). → `accountIdentified`
+        case identifyFirebaseAccount(SignInTokens, factor: SecondFactorHint?, FirebaseProvider, previous: AccountRecord?)
         /// Add or update the account. → `stored`
         case store(AccountRecord)
         /// Done.
@@ -70,7 +67,10 @@ public struct SignInFlow: Sendable {
     /// What an action led to.
     public enum Event: Sendable {
         case keystoreOpened
+        case firstFactorFound(OAuthProvider)
         case notified
+        /// `nil`: cancelled.
+        case redirectModeChosen(OAuthClient.RedirectMode?)
         case metadataFetched(ServerMetadata)
         case listenerBound(port: Int, addresses: [String])
         case redirectReceived(RedirectRequest)
@@ -83,30 +83,50 @@ public struct SignInFlow: Sendable {
         case codeSent(VerificationSession)
         case codeAnswered(CodeAnswer)
         case secondFactorPassed(SignInTokens)
-        /// A second-factor backend call failed; its `recovery` decides whether the flow goes on.
-        case secondFactorFailed(SecondFactorError)
+        /// A firebase backend call failed; its `recovery` decides whether the flow goes on.
+        case backendFailed(FirebaseAuthError)
         case stored(AccountService.SignInOutcome)
         /// Any other effect failed (network, time-out, cancelled): the sign-in ends.
         case effectFailed(any Error)
     }
 
+    /// One browser, paste or device sign-in at an OAuth provider: the account signed in to, or
+    /// the first factor of a firebase sign-in.
+    struct OAuthLeg: Sendable {
+        var provider: OAuthProvider
+        var mode: OAuthClient.RedirectMode
+        /// The firebase provider this sign-in is the first factor of; `nil` when its account is the one signed in to.
+        var firstFactorOf: FirebaseProvider?
+    }
+
     enum State: Sendable {
         case start
         case openingKeystore
-        case announcing
-        case fetchingMetadata(OAuthProvider)
-        case binding(OAuthProvider, ServerMetadata)
-        case awaitingRedirect(PendingAuthorization)
-        case startingDevice(OAuthProvider, ServerMetadata)
-        case identifyingFirstFactor
+        case findingFirstFactor(FirebaseProvider)
+        case announcingFederatedStart(OAuthLeg)
+        case choosingRedirectMode(OAuthLeg)
+        case fetchingMetadata(OAuthLeg)
+        case binding(OAuthLeg, ServerMetadata)
+        case awaitingRedirect(OAuthLeg, PendingAuthorization)
+        case startingDevice(OAuthLeg, ServerMetadata)
+        case identifyingOAuthAccount(OAuthLeg)
+        /// The account of a federated sign-in's first factor is stored before its ID token goes on.
+        case storingFirstFactor(AccountRecord, OAuthLeg, FirebaseProvider)
         /// The ID token of the first factor's account goes to the firebase provider once the person was told.
-        case announcingFederatedPass(idToken: Secret, FirebaseProvider)
+        case announcingFederatedPass(idToken: Secret, OAuthProvider, FirebaseProvider)
         case askingCredentials(FirebaseProvider)
         case secondFactor(SecondFactorResolver, FirebaseProvider)
-        case identifyingAccount
-        /// `isFirstFactor`: the account of a federated sign-in's first factor, not the one signed in to.
-        case storing(AccountRecord, isFirstFactor: Bool)
+        case identifyingFirebaseAccount
+        case storing(AccountRecord)
         case over
+    }
+
+    /// What the flow ends in.
+    enum Goal: Sendable {
+        /// An account of `provider`, added or signed in again.
+        case signIn(Provider)
+        /// `enrollment`'s phone enrolled on `account` of the firebase provider.
+        case enrollment(PhoneEnrollment, account: AccountRecord, FirebaseProvider)
     }
 
     /// The account a re-sign-in is for (`latchkey login PROVIDER:ACCOUNT`): its name goes out as
@@ -123,43 +143,38 @@ public struct SignInFlow: Sendable {
         }
     }
 
-    public let route: Route
+    let goal: Goal
+    /// The redirect mode asked for (`--paste`, `--device`, p or d on the screen); `nil` for the
+    /// provider's own. For a federated firebase provider it applies to the first factor's sign-in.
+    public let mode: OAuthClient.RedirectMode?
     public let expected: ExpectedAccount?
     private(set) var state: State = .start
 
-    public init(route: Route, expected: ExpectedAccount? = nil) {
-        self.route = route
+    /// A sign-in at `provider`.
+    public init(provider: Provider, mode: OAuthClient.RedirectMode? = nil, expected: ExpectedAccount? = nil) {
+        goal = .signIn(provider)
+        self.mode = mode
         self.expected = expected
     }
 
-    /// The route for `provider`: its own redirect mode unless `mode` overrides it (for a
-    /// federated firebase provider, `mode` applies to the first factor's sign-in).
-    public static func route(
-        for provider: Provider, mode: OAuthClient.RedirectMode?, catalog: ProviderCatalog
-    ) throws -> Route {
-        switch provider.kind {
-        case .oidc, .oauth2:
-            let oauth = provider.oauth!
-            return .oauth(oauth, mode: mode ?? oauth.redirectMode)
-        case .firebase(let settings):
-            let firebase = provider.firebase!
-            switch settings.firstFactor {
-            case .password: return .password(firebase)
-            case .provider(let name):
-                let other = try catalog.provider(named: name)
-                guard let first = other.oauth, first.isOpenID else { throw SignInError.notOpenID(provider: name, firebase: provider.name) }
-                return .federated(firstFactor: first, mode: mode ?? first.redirectMode, into: firebase)
-            }
-        }
+    /// Enrolling `enrollment`'s phone on `account`, a signed-in account of the firebase `provider`.
+    public init(enrolling enrollment: PhoneEnrollment, on account: AccountRecord, at provider: FirebaseProvider) {
+        goal = .enrollment(enrollment, account: account, provider)
+        mode = nil
+        expected = ExpectedAccount(account)
     }
 
     // MARK: - Events
 
     /// The first action.
     public mutating func start() -> Action {
-        guard case .start = state else { return unexpected("start") }
-        if let provider = oauthProvider, provider.clientID.isEmpty {
-            return fail(SignInError.missingClientID(provider: provider.name, file: provider.sourceFile))
+        guard case .start = state else { return outOfOrder("start") }
+        guard case .signIn(let provider) = goal else { return startEnrollment() }
+        switch provider.kind {
+        case .oidc(let client), .oauth2(let client):
+            if let missing = Self.missingClientID(OAuthProvider(provider, client: client)) { return fail(missing) }
+        case .firebase:
+            break
         }
         state = .openingKeystore
         return .openKeystore
@@ -170,139 +185,146 @@ public struct SignInFlow: Sendable {
         case (_, .effectFailed(let error)):
             return fail(error)
         case (.openingKeystore, .keystoreOpened):
-            switch route {
-            case .oauth(let provider, _):
-                return fetchMetadata(provider)
-            case .password(let firebase):
-                state = .askingCredentials(firebase)
-                return .askForCredentials(firebase)
-            case .federated(let first, _, let firebase):
-                state = .announcing
-                return .notify(.federatedSignInStarted(first, firebase))
+            guard case .signIn(let provider) = goal else { return outOfOrder("an opened keystore") }
+            switch provider.kind {
+            case .oidc(let client), .oauth2(let client):
+                return beginOAuth(OAuthLeg(provider: OAuthProvider(provider, client: client), mode: mode ?? client.redirectMode))
+            case .firebase(let settings):
+                let firebase = FirebaseProvider(provider, settings: settings)
+                switch settings.firstFactor {
+                case .password:
+                    state = .askingCredentials(firebase)
+                    return .askForCredentials(firebase)
+                case .provider(let name):
+                    state = .findingFirstFactor(firebase)
+                    return .findFirstFactor(named: name, for: firebase)
+                }
             }
-        case (.announcing, .notified):
-            guard case .federated(let first, _, _) = route else { return unexpected("notified") }
-            return fetchMetadata(first)
-        case (.announcingFederatedPass(let idToken, let firebase), .notified):
-            guard case .federated(let first, _, _) = route else { return unexpected("notified") }
+        case (.findingFirstFactor(let firebase), .firstFactorFound(let first)):
+            if let missing = Self.missingClientID(first) { return fail(missing) }
+            let leg = OAuthLeg(provider: first, mode: mode ?? first.redirectMode, firstFactorOf: firebase)
+            state = .announcingFederatedStart(leg)
+            return .notify(.federatedSignInStarted(first, firebase))
+        case (.announcingFederatedStart(let leg), .notified):
+            return beginOAuth(leg)
+        case (.choosingRedirectMode(var leg), .redirectModeChosen(let chosen)):
+            guard let chosen else { return fail(SignInError.cancelled) }
+            leg.mode = chosen
+            return fetchMetadata(leg)
+        case (.announcingFederatedPass(let idToken, let first, let firebase), .notified):
             return startSecondFactor(.federated(providerID: first.firebaseProviderID, idToken: idToken), firebase)
-        case (.fetchingMetadata(let provider), .metadataFetched(let metadata)):
-            switch mode {
+        case (.fetchingMetadata(let leg), .metadataFetched(let metadata)):
+            switch leg.mode {
             case .loopback:
-                state = .binding(provider, metadata)
-                return .bindListener(provider)
+                state = .binding(leg, metadata)
+                return .bindListener(leg.provider)
             case .paste:
                 // No listener: the port (a registered one, if the provider demands one) is only a
                 // placeholder the browser fails to reach, leaving the whole redirect URL in its
                 // address bar for the person to copy.
                 let pending = PendingAuthorization(
-                    provider: provider, metadata: metadata,
-                    redirectURI: provider.redirectURI(port: provider.loopbackPorts.first ?? Self.pastePort()),
-                    loginHint: loginHint(for: provider))
-                state = .awaitingRedirect(pending)
+                    provider: leg.provider, metadata: metadata,
+                    redirectURI: leg.provider.redirectURI(port: leg.provider.loopbackPorts.first ?? Self.pastePort()),
+                    loginHint: loginHint(for: leg))
+                state = .awaitingRedirect(leg, pending)
                 return .askForPastedRedirect(pending)
             case .device:
-                state = .startingDevice(provider, metadata)
-                return .startDeviceAuthorization(provider, metadata)
+                state = .startingDevice(leg, metadata)
+                return .startDeviceAuthorization(leg.provider, metadata)
             }
-        case (.binding(let provider, let metadata), .listenerBound(let port, let addresses)):
+        case (.binding(let leg, let metadata), .listenerBound(let port, let addresses)):
             let pending = PendingAuthorization(
-                provider: provider, metadata: metadata, redirectURI: provider.redirectURI(port: port), loginHint: loginHint(for: provider))
-            state = .awaitingRedirect(pending)
+                provider: leg.provider, metadata: metadata, redirectURI: leg.provider.redirectURI(port: port),
+                loginHint: loginHint(for: leg))
+            state = .awaitingRedirect(leg, pending)
             return .openBrowser(pending, listeningOn: addresses)
-        case (.awaitingRedirect(let pending), .redirectReceived(let request)):
-            return validate(pending) { request }
-        case (.awaitingRedirect(let pending), .redirectPasted(let text)):
-            return validate(pending) { try RedirectRequest(pastedURL: text) }
-        case (.startingDevice(let provider, let metadata), .deviceAuthorizationStarted(let authorization)):
-            state = .identifyingFirstFactor
-            return .pollDeviceAuthorization(authorization, provider, metadata)
-        case (.identifyingFirstFactor, .accountIdentified(let record)):
-            if case .oauth = route, let refused = refusedIdentity(record) { return fail(refused) }
-            if case .federated = route {
-                state = .storing(record, isFirstFactor: true)
-            } else {
-                state = .storing(record, isFirstFactor: false)
-            }
+        case (.awaitingRedirect(let leg, let pending), .redirectReceived(let request)):
+            return validate(leg, pending) { request }
+        case (.awaitingRedirect(let leg, let pending), .redirectPasted(let text)):
+            return validate(leg, pending) { try RedirectRequest(pastedURL: text) }
+        case (.startingDevice(let leg, let metadata), .deviceAuthorizationStarted(let authorization)):
+            state = .identifyingOAuthAccount(leg)
+            return .pollDeviceAuthorization(authorization, leg.provider, metadata)
+        case (.identifyingOAuthAccount(let leg), .accountIdentified(let record)):
+            guard let firebase = leg.firstFactorOf else { return store(record) }
+            state = .storingFirstFactor(record, leg, firebase)
             return .store(record)
-        case (.storing(let record, isFirstFactor: true), .stored):
-            guard case .federated(let first, _, let firebase) = route else { return unexpected("stored") }
+        case (.storingFirstFactor(let record, let leg, let firebase), .stored):
             guard let idToken = record.idToken else { return fail(SignInError.noIDToken(account: record.label)) }
-            state = .announcingFederatedPass(idToken: idToken, firebase)
-            return .notify(.federatedSignInPassed(first, firebase))
+            state = .announcingFederatedPass(idToken: idToken, leg.provider, firebase)
+            return .notify(.federatedSignInPassed(leg.provider, firebase))
         case (.askingCredentials(let firebase), .credentialsEntered(let credentials)):
-            guard let credentials else { return fail(SecondFactorError.cancelled) }
+            guard let credentials else { return fail(SignInError.cancelled) }
             return startSecondFactor(.password(email: credentials.email, password: credentials.password), firebase)
         case (.secondFactor(var resolver, let firebase), _):
             let step: SecondFactorResolver.Action
             switch event {
             case .firstFactorAnswered(let outcome): step = resolver.firstFactorFinished(outcome)
             case .hintChosen(let hint):
-                guard let hint else { return fail(SecondFactorError.cancelled) }
+                guard let hint else { return fail(SignInError.cancelled) }
                 step = resolver.hintChosen(hint)
             case .codeSent(let session): step = resolver.verificationStarted(session)
             case .codeAnswered(.code(let code)): step = resolver.codeEntered(code)
             case .codeAnswered(.resend): step = resolver.resendRequested()
-            case .codeAnswered(.cancel): return fail(SecondFactorError.cancelled)
+            case .codeAnswered(.cancel): return fail(SignInError.cancelled)
             case .secondFactorPassed(let tokens): step = resolver.finalized(tokens)
-            case .secondFactorFailed(let error): step = resolver.failed(error)
-            default: return unexpected("event during the second factor")
+            case .backendFailed(let error): step = resolver.failed(error)
+            default: return outOfOrder("an event during the second factor")
             }
             state = .secondFactor(resolver, firebase)
             return secondFactorAction(step, firebase)
-        case (.identifyingAccount, .accountIdentified(let record)):
-            if let refused = refusedIdentity(record) { return fail(refused) }
-            state = .storing(record, isFirstFactor: false)
-            return .store(record)
-        case (.storing(let record, isFirstFactor: false), .stored(let outcome)):
+        case (.identifyingFirebaseAccount, .accountIdentified(let record)):
+            return store(record)
+        case (.storing(let record), .stored(let outcome)):
             state = .over
             return .finished(record, outcome)
-        case (_, .secondFactorFailed(let error)):
+        case (_, .backendFailed(let error)):
             return fail(error)
         default:
-            return unexpected("event")
+            return outOfOrder("an event")
         }
     }
 
     // MARK: - Steps
 
-    private var oauthProvider: OAuthProvider? {
-        switch route {
-        case .oauth(let provider, _), .federated(let provider, _, _): return provider
-        case .password: return nil
-        }
+    /// `client_id` is checked before the person does any work.
+    private static func missingClientID(_ provider: OAuthProvider) -> SignInError? {
+        provider.clientID.isEmpty ? .missingClientID(provider: provider.name, file: provider.sourceFile) : nil
     }
 
-    private var mode: OAuthClient.RedirectMode {
-        switch route {
-        case .oauth(_, let mode), .federated(_, let mode, _): return mode
-        case .password: return .loopback
-        }
-    }
-
-    /// The hint for `provider`'s authorization request: only the provider signed in to (not a
+    /// The hint for the authorization request: only at the provider signed in to (not at a
     /// federated first factor, whose accounts are named differently).
-    private func loginHint(for provider: OAuthProvider) -> String? {
-        guard case .oauth = route else { return nil }
-        return expected?.hint
+    private func loginHint(for leg: OAuthLeg) -> String? {
+        leg.firstFactorOf == nil ? expected?.hint : nil
     }
 
-    /// The error when a re-sign-in came back as another account than the one asked for.
-    private func refusedIdentity(_ record: AccountRecord) -> SignInError? {
-        guard let expected, record.issuer != expected.issuer || record.subject != expected.subject else { return nil }
-        return .differentAccount(expected: expected.hint, got: record.label)
+    /// Stores the account signed in to, unless a re-sign-in came back as another account.
+    private mutating func store(_ record: AccountRecord) -> Action {
+        if let expected, record.issuer != expected.issuer || record.subject != expected.subject {
+            return fail(SignInError.differentAccount(expected: expected.hint, got: record.label))
+        }
+        state = .storing(record)
+        return .store(record)
     }
 
-    private mutating func fetchMetadata(_ provider: OAuthProvider) -> Action {
-        state = .fetchingMetadata(provider)
-        return .fetchMetadata(provider)
+    /// A browser sign-in in the provider's own loopback mode first asks whether the person is
+    /// here to use a browser; a mode asked for explicitly is not asked again.
+    private mutating func beginOAuth(_ leg: OAuthLeg) -> Action {
+        guard mode == nil, leg.mode == .loopback else { return fetchMetadata(leg) }
+        state = .choosingRedirectMode(leg)
+        return .chooseRedirectMode(leg.provider)
+    }
+
+    private mutating func fetchMetadata(_ leg: OAuthLeg) -> Action {
+        state = .fetchingMetadata(leg)
+        return .fetchMetadata(leg.provider)
     }
 
     /// Checks the redirect against the pending request (path, Host, state, iss), then exchanges.
-    private mutating func validate(_ pending: PendingAuthorization, _ request: () throws -> RedirectRequest) -> Action {
+    private mutating func validate(_ leg: OAuthLeg, _ pending: PendingAuthorization, _ request: () throws -> RedirectRequest) -> Action {
         do {
             let code = try pending.validate(try request())
-            state = .identifyingFirstFactor
+            state = .identifyingOAuthAccount(leg)
             return .exchange(code, pending)
         } catch {
             return fail(error)
@@ -314,16 +336,29 @@ public struct SignInFlow: Sendable {
         return .submitFirstFactor(factor, firebase)
     }
 
+    /// An enrollment starts by sending a code to the new phone.
+    private mutating func startEnrollment() -> Action {
+        guard case .enrollment(let enrollment, _, let firebase) = goal else { return outOfOrder("start") }
+        let hint = SecondFactorHint(
+            id: "", kind: .phone, displayName: enrollment.displayName, phoneNumber: PhoneNumberMask.maskedIfFull(enrollment.phoneNumber))
+        let (resolver, step) = SecondFactorResolver.enrolling(enrollment, as: hint)
+        state = .secondFactor(resolver, firebase)
+        return secondFactorAction(step, firebase)
+    }
+
     private mutating func secondFactorAction(_ step: SecondFactorResolver.Action, _ firebase: FirebaseProvider) -> Action {
         switch step {
         case .chooseHint(let hints): return .chooseHint(hints)
-        case .startVerification(let hint, let pending, let notice): return .sendCode(hint, pending, notice: notice)
+        case .startVerification(let hint, let purpose, let notice): return .sendCode(hint, purpose, notice: notice, firebase)
         case .askForCode(let session, let problem): return .askForCode(session, problem: problem)
-        case .finalize(let session, let code, let pending): return .finalize(session, code: code, pending)
-        case .signedIn(let tokens, let factor):
-            state = .identifyingAccount
-            return .identifyFirebaseAccount(tokens, factor: factor, firebase)
+        case .finalize(let session, let code, let purpose): return .finalize(session, code: code, purpose, firebase)
+        case .verified(let tokens, let factor):
+            state = .identifyingFirebaseAccount
+            var previous: AccountRecord?
+            if case .enrollment(_, let account, _) = goal { previous = account }
+            return .identifyFirebaseAccount(tokens, factor: factor, firebase, previous: previous)
         case .fail(let error): return fail(error)
+        case .outOfOrder(let what): return outOfOrder(what)
         }
     }
 
@@ -332,8 +367,9 @@ public struct SignInFlow: Sendable {
         return .failed(error)
     }
 
-    private mutating func unexpected(_ what: String) -> Action {
-        fail(SecondFactorError.malformedResponse(backend: "the sign-in flow", reason: "\(what) arrived out of order"))
+    /// A driver that answers an action with the wrong event: Latchkey's own bug, said as one.
+    private mutating func outOfOrder(_ what: String) -> Action {
+        fail(SignInError.outOfOrder(what))
     }
 
     /// A port for the paste-mode redirect URI, from the dynamic range: nothing listens there, so

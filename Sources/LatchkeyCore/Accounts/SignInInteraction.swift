@@ -9,6 +9,10 @@ public import LatchkeyVault
 public protocol SignInInteraction: Sendable {
     // MARK: Browser, paste and device first factor
 
+    /// A browser sign-in at `provider` is about to listen on this machine: how to sign in
+    /// instead, when the person is elsewhere (over SSH the screen asks: paste, device code, or a
+    /// browser here anyway). `nil` cancels.
+    func chooseRedirectMode(for provider: OAuthProvider) async -> OAuthClient.RedirectMode?
     /// The browser is about to be sent to `url`; the listener waits at `redirectURI`.
     func authorizationStarted(url: URL, provider: OAuthProvider, redirectURI: String, listeningOn: [String]) async
     /// Launching a browser failed or there is none: the person must open `url` themselves.
@@ -33,9 +37,9 @@ public protocol SignInInteraction: Sendable {
     /// Which factor to use; `nil` cancels.
     func chooseHint(_ hints: [SecondFactorHint]) async -> SecondFactorHint?
     /// A code was sent to (or is expected from) `session.hint`; `notice` says why it was sent again.
-    func verificationStarted(_ session: VerificationSession, notice: SecondFactorError?) async
+    func verificationStarted(_ session: VerificationSession, notice: FirebaseAuthError?) async
     /// The code the person entered, a request for a new one, or cancel; `problem` is the last error.
-    func enterCode(for session: VerificationSession, problem: SecondFactorError?) async -> CodeAnswer
+    func enterCode(for session: VerificationSession, problem: FirebaseAuthError?) async -> CodeAnswer
 }
 
 /// Email and password typed for a firebase first factor.

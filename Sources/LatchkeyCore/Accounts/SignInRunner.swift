@@ -1,8 +1,8 @@
 import Foundation
 import LatchkeyVault
 
-/// Carries out `SignInFlow`'s actions with the service's seams (keystore, engine, browser,
-/// listener, second-factor backend) and the person's `SignInInteraction`: the effects at the
+/// Carries out `SignInFlow`'s actions with the service's seams (keystore, OAuth engine, browser,
+/// listener, firebase backend) and the person's `SignInInteraction`: the effects at the
 /// edge of a sign-in, and nothing that decides.
 struct SignInRunner {
     let service: AccountService
@@ -11,7 +11,7 @@ struct SignInRunner {
 
     func run(_ initial: SignInFlow) async throws -> (AccountRecord, AccountService.SignInOutcome) {
         var flow = initial
-        var effects = Effects(runner: self, backend: Self.backend(for: flow.route, service: service))
+        var effects = Effects(runner: self)
         var action = flow.start()
         while true {
             switch action {
@@ -22,22 +22,13 @@ struct SignInRunner {
         }
     }
 
-    private static func backend(for route: SignInFlow.Route, service: AccountService) -> (any SecondFactorBackend)? {
-        switch route {
-        case .oauth: return nil
-        case .password(let firebase), .federated(_, _, let firebase): return service.secondFactorBackend(for: firebase)
-        }
-    }
-
     /// One sign-in's effects, with the listener it holds between binding and the redirect.
     private struct Effects {
         let runner: SignInRunner
-        let backend: (any SecondFactorBackend)?
         var listener: (any RedirectListener)?
 
-        init(runner: SignInRunner, backend: (any SecondFactorBackend)?) {
+        init(runner: SignInRunner) {
             self.runner = runner
-            self.backend = backend
         }
 
         private var service: AccountService { runner.service }
@@ -46,21 +37,25 @@ struct SignInRunner {
         mutating func perform(_ action: SignInFlow.Action) async -> SignInFlow.Event {
             do {
                 return try await performOrThrow(action)
-            } catch let error as SecondFactorError {
-                return .secondFactorFailed(error)
+            } catch let error as FirebaseAuthError {
+                return .backendFailed(error)
             } catch {
                 return .effectFailed(error)
             }
         }
 
-        /// Second-factor backend errors come back as `secondFactorFailed` (the resolver decides
-        /// whether to go on); every other error ends the sign-in.
+        /// Firebase backend errors come back as `backendFailed` (the resolver decides whether to
+        /// go on); every other error ends the sign-in.
         private mutating func performOrThrow(_ action: SignInFlow.Action) async throws -> SignInFlow.Event {
             switch action {
             case .openKeystore:
                 // Unlock (or get a new vault's passphrase, or fail) before the person does any work.
                 try await service.keystore.prepareForWriting()
                 return .keystoreOpened
+            case .findFirstFactor(let name, let firebase):
+                return .firstFactorFound(try service.catalog.openIDProvider(named: name, firstFactorOf: firebase.name))
+            case .chooseRedirectMode(let provider):
+                return .redirectModeChosen(await interaction.chooseRedirectMode(for: provider))
             case .notify(.federatedSignInStarted(let first, let firebase)):
                 await interaction.federatedSignInStarted(at: first, for: firebase)
                 return .notified
@@ -99,24 +94,25 @@ struct SignInRunner {
                 return .accountIdentified(try await service.engine.exchange(code, for: pending))
             case .askForCredentials(let firebase):
                 return .credentialsEntered(await interaction.credentials(for: firebase))
-            case .submitFirstFactor(let factor, _):
-                return .firstFactorAnswered(try await secondFactorBackend().signIn(factor))
+            case .submitFirstFactor(let factor, let firebase):
+                return .firstFactorAnswered(try await service.firebaseBackend(for: firebase).signIn(factor))
             case .chooseHint(let hints):
                 return .hintChosen(await interaction.chooseHint(hints))
-            case .sendCode(let hint, let pending, let notice):
-                let session = try await secondFactorBackend().startSignIn(hint: hint, pending: pending)
+            case .sendCode(let hint, let purpose, let notice, let firebase):
+                let session = try await service.firebaseBackend(for: firebase).startVerification(hint, for: purpose)
                 await interaction.verificationStarted(session, notice: notice)
                 return .codeSent(session)
             case .askForCode(let session, let problem):
                 return .codeAnswered(await interaction.enterCode(for: session, problem: problem))
-            case .finalize(let session, let code, let pending):
-                return .secondFactorPassed(try await secondFactorBackend().finalizeSignIn(session: session, code: code, pending: pending))
-            case .identifyFirebaseAccount(let tokens, let factor, let firebase):
+            case .finalize(let session, let code, let purpose, let firebase):
+                return .secondFactorPassed(
+                    try await service.firebaseBackend(for: firebase).finishVerification(session, code: code, for: purpose))
+            case .identifyFirebaseAccount(let tokens, let factor, let firebase, let previous):
                 do {
                     return .accountIdentified(
                         try await service.firebaseAccount(
-                            from: tokens, provider: firebase, factorUsed: factor?.kind.rawValue, previous: nil))
-                } catch let error as SecondFactorError {
+                            from: tokens, provider: firebase, factorUsed: factor?.kind.rawValue, previous: previous))
+                } catch let error as FirebaseAuthError {
                     // The tokens are final: a rejected one ends the sign-in, it is not a wrong code.
                     return .effectFailed(error)
                 }
@@ -146,11 +142,6 @@ struct SignInRunner {
                 throw SignInError.timedOut(provider: pending.provider.name, seconds: Int(runner.timeout.components.seconds))
             }
             return .redirectReceived(request)
-        }
-
-        private func secondFactorBackend() -> any SecondFactorBackend {
-            guard let backend else { preconditionFailure("a second-factor step on an OAuth route") }
-            return backend
         }
     }
 }

@@ -25,7 +25,7 @@ extension GitCredentialRequest {
         case "http" where requested.isLoopback: break
         default: return nil
         }
-        let matching = providers.filter { $0.oauth?.gitHosts.contains(requested) == true }
+        let matching = providers.filter { $0.gitHosts.contains(requested) }
         guard matching.count <= 1 else { throw .severalProviders(host: requested.description, providers: matching.map(\.name)) }
         return matching.first
     }

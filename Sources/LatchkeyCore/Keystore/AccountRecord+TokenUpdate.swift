@@ -14,11 +14,15 @@ public struct TokenUpdate: Sendable, Equatable {
     public var scopes: [String]?
     public var displayName: String?
     public var secondFactor: String?
+    /// Whom the new tokens name (a new ID token's {iss, sub}, or what an exec plugin reported);
+    /// `nil` when they name nobody, as a plain OAuth 2.0 refresh.
+    public var identity: AccountIdentity?
 
     public init(
         accessToken: Secret, tokenType: String, refreshToken: Secret?, idToken: Secret?, expiresAt: Date?, scopes: [String]? = nil,
-        displayName: String? = nil, secondFactor: String? = nil
+        displayName: String? = nil, secondFactor: String? = nil, identity: AccountIdentity? = nil
     ) {
+        self.identity = identity
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.refreshToken = refreshToken
@@ -30,10 +34,25 @@ public struct TokenUpdate: Sendable, Equatable {
     }
 }
 
+/// Who an account is: the pair `AccountRecord.isSameAccount` compares within a provider.
+public struct AccountIdentity: Sendable, Equatable {
+    public var issuer: String
+    public var subject: String
+
+    public init(issuer: String, subject: String) {
+        self.issuer = issuer
+        self.subject = subject
+    }
+}
+
 extension AccountRecord {
     /// This account with `update` applied at `time`: the one place a stored account takes new
-    /// tokens, so every kind keeps its refresh token, names and last error the same way.
-    public func applying(_ update: TokenUpdate, at time: Date) -> AccountRecord {
+    /// tokens, so every kind keeps its refresh token, names and last error the same way, and
+    /// tokens that name another account are refused the same way (OIDC Core §12.2).
+    public func applying(_ update: TokenUpdate, at time: Date) throws(RefreshError) -> AccountRecord {
+        if let identity = update.identity, identity != AccountIdentity(issuer: issuer, subject: subject) {
+            throw .identityChanged
+        }
         var updated = self
         updated.accessToken = update.accessToken
         updated.tokenType = update.tokenType

@@ -14,6 +14,10 @@ public struct IDTokenClaims: Sendable, Equatable {
     /// `firebase.sign_in_second_factor` (`phone`, `totp`): how a Firebase account proved its
     /// second factor; `nil` for other providers.
     public var firebaseSecondFactor: String?
+
+    /// The name an account is shown by, for every kind alike: `email`, else `name`, else
+    /// `preferred_username`.
+    public var displayName: String? { email ?? name ?? preferredUsername }
 }
 
 /// Verifies an ID token (OIDC Core §3.1.3.7): signature, issuer, audience, times and nonce.

@@ -30,7 +30,7 @@ public struct Provider: Sendable, Equatable {
         self.sourceFile = sourceFile
     }
 
-    /// The `kind` as written in the provider file.
+    /// The `kind` as written in the provider file (and printed by `providers`).
     public var kindName: String {
         switch kind {
         case .oidc: return "oidc"
@@ -39,14 +39,8 @@ public struct Provider: Sendable, Equatable {
         }
     }
 
-    /// The provider as the OAuth engine sees it, for `oidc` and `oauth2` providers.
-    public var oauth: OAuthProvider? {
-        switch kind {
-        case .oidc(let client): return OAuthProvider(provider: self, client: client, identity: .idToken)
-        case .oauth2(let client): return OAuthProvider(provider: self, client: client, identity: .userinfo)
-        case .firebase: return nil
-        }
-    }
+    /// The values `kind` may take in a provider file.
+    static let kindNames = ["oidc", "oauth2", "firebase"]
 }
 
 /// How an OAuth 2.0 client is registered at its authorization server: the part of a provider
@@ -155,48 +149,35 @@ public struct UserinfoAccountFields: Sendable, Equatable {
     }
 }
 
-/// An `oidc` or `oauth2` provider as the OAuth engine needs it: its names, its client
-/// registration, and where the account's identity comes from.
+/// An `oidc` or `oauth2` provider as the OAuth engine needs it: its names and its client
+/// registration. Made from a provider whose kind was matched as one of those two, so nothing
+/// reaches for a client a provider does not have.
 ///
 /// Client fields read through (`provider.clientID`), so the engine reads like the RFCs.
 @dynamicMemberLookup
 public struct OAuthProvider: Sendable, Equatable {
-    /// Where the signed-in account's identity comes from.
-    public enum IdentitySource: Sendable, Equatable {
-        /// The verified ID token (OpenID Connect); requests carry a `nonce`.
-        case idToken
-        /// The userinfo endpoint, read with the new access token (plain OAuth 2.0).
-        case userinfo
-    }
-
     public var name: String
     public var displayName: String
     public var sourceFile: String
     public var client: OAuthClient
-    public var identity: IdentitySource
+    /// Kind `oidc`: the account is the verified ID token's {iss, sub}, requests carry a `nonce`,
+    /// and discovery is OpenID's. Kind `oauth2`: the account comes from the userinfo endpoint.
+    public var isOpenID: Bool
 
-    init(provider: Provider, client: OAuthClient, identity: IdentitySource) {
+    /// `provider`, whose kind is `oidc` or `oauth2` with `client`.
+    public init(_ provider: Provider, client: OAuthClient) {
         name = provider.name
         displayName = provider.displayName
         sourceFile = provider.sourceFile
         self.client = client
-        self.identity = identity
+        if case .oidc = provider.kind { isOpenID = true } else { isOpenID = false }
     }
 
     public subscript<Value>(dynamicMember keyPath: KeyPath<OAuthClient, Value>) -> Value { client[keyPath: keyPath] }
 
-    /// Whether the provider speaks OpenID Connect (ID tokens, nonce, OIDC discovery).
-    public var isOpenID: Bool { identity == .idToken }
-
     /// The redirect URI for a listener on `port`: `http://127.0.0.1:PORT/oauth2redirect/NAME`.
     public func redirectURI(port: Int) -> String {
         "http://\(client.loopbackHost.rawValue):\(port)\(client.redirectPath)"
-    }
-
-    /// The redirect URI with the port left open (or the registered ports), for listings.
-    public var redirectURITemplate: String {
-        let port = client.loopbackPorts.isEmpty ? "PORT" : client.loopbackPorts.map(String.init).joined(separator: "|")
-        return "http://\(client.loopbackHost.rawValue):\(port)\(client.redirectPath)"
     }
 
     /// The `providerId` Identity Platform knows this provider by when its ID token is the first
@@ -204,5 +185,13 @@ public struct OAuthProvider: Sendable, Equatable {
     /// the ID given to the provider when it was added to the Firebase project.
     public var firebaseProviderID: String {
         client.issuer == "https://accounts.google.com" ? "google.com" : "oidc.\(name)"
+    }
+}
+
+extension OAuthClient {
+    /// The redirect URI with the port left open (or the registered ports), for listings.
+    public var redirectURITemplate: String {
+        let port = loopbackPorts.isEmpty ? "PORT" : loopbackPorts.map(String.init).joined(separator: "|")
+        return "http://\(loopbackHost.rawValue):\(port)\(redirectPath)"
     }
 }

@@ -58,17 +58,18 @@ public struct ProviderCatalog: Sendable {
 
     /// Two providers sharing a redirect path would defeat the mix-up defence, so neither loads.
     static func rejectingSharedRedirectPaths(providers: [Provider], errors: [ProviderFileError]) -> ProviderCatalog {
-        let byPath = Dictionary(grouping: providers.compactMap(\.oauth), by: \.client.redirectPath)
+        // Only OAuth providers receive redirects; a firebase sign-in has none.
+        func redirectPath(_ provider: Provider) -> String? {
+            switch provider.kind {
+            case .oidc(let client), .oauth2(let client): return client.redirectPath
+            case .firebase: return nil
+            }
+        }
+        let byPath = Dictionary(grouping: providers.filter { redirectPath($0) != nil }, by: { redirectPath($0) ?? "" })
         var kept: [Provider] = []
         var allErrors = errors
         for provider in providers {
-            // Only OAuth providers receive redirects; a firebase sign-in has none.
-            guard let oauth = provider.oauth else {
-                kept.append(provider)
-                continue
-            }
-            let sharing = byPath[oauth.redirectPath] ?? []
-            if sharing.count == 1 {
+            guard let path = redirectPath(provider), let sharing = byPath[path], sharing.count > 1 else {
                 kept.append(provider)
                 continue
             }
@@ -80,7 +81,7 @@ public struct ProviderCatalog: Sendable {
             allErrors.append(
                 ProviderFileError(
                     file: provider.sourceFile, line: line, field: field,
-                    message: "\(oauth.redirectPath) is also the redirect path of \(others); each provider needs its own (mix-up defence)"
+                    message: "\(path) is also the redirect path of \(others); each provider needs its own (mix-up defence)"
                 ))
         }
         return ProviderCatalog(providers: kept, errors: allErrors)
@@ -92,6 +93,14 @@ public struct ProviderCatalog: Sendable {
         let broken = errors.filter { URL(fileURLWithPath: $0.file).deletingPathExtension().lastPathComponent == name }
         if !broken.isEmpty { throw .broken(name: name, errors: broken) }
         throw .unknown(name: name, known: providers.map(\.name))
+    }
+
+    /// The `oidc` provider `name` whose sign-in is the first factor of the firebase provider
+    /// `firebase` (`first_factor = "provider:NAME"`): only an ID token can be federated.
+    public func openIDProvider(named name: String, firstFactorOf firebase: String) throws -> OAuthProvider {
+        let provider = try provider(named: name)
+        guard case .oidc(let client) = provider.kind else { throw SignInError.notOpenID(provider: name, firebase: firebase) }
+        return OAuthProvider(provider, client: client)
     }
 }
 

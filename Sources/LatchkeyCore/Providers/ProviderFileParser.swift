@@ -44,11 +44,6 @@ public struct ProviderFileParser {
         "jwks_uri",
     ]
 
-    /// The values `kind` may take.
-    enum KindName: String, CaseIterable {
-        case oidc, oauth2, firebase
-    }
-
     public init() {}
 
     /// Parses `text`, read from `file`; the provider's name is the file stem.
@@ -75,7 +70,7 @@ public struct ProviderFileParser {
             return .failure(ProviderFileErrors([ProviderFileError(file: file, message: "not valid TOML")]))
         }
 
-        if table["kind"]?.string == KindName.firebase.rawValue {
+        if table["kind"]?.string == "firebase" {
             return parseFirebase(table, name: name, context: &context)
         }
 
@@ -88,7 +83,7 @@ public struct ProviderFileParser {
         }
 
         let displayName = context.string(table, "display_name", required: true) ?? name
-        let isOpenID = context.choice(table, "kind", KindName.self, required: true) != .oauth2
+        let isOpenID = context.oneOf(table, "kind", Provider.kindNames, required: true) != "oauth2"
         let issuer = context.url(table, "issuer").map { $0.absoluteString }
         if let issuer, URLComponents(string: issuer)?.query != nil {
             context.fail("issuer", "must not contain a ?query or #fragment (RFC 8414 §2, OpenID Discovery §2)")
@@ -289,9 +284,14 @@ extension ProviderFileParser {
         mutating func choice<Choice: RawRepresentable & CaseIterable>(
             _ table: TOMLTable, _ key: String, _ type: Choice.Type, required: Bool
         ) -> Choice? where Choice.RawValue == String {
+            oneOf(table, key, Choice.allCases.map(\.rawValue), required: required).flatMap(Choice.init(rawValue:))
+        }
+
+        /// One of `values`.
+        mutating func oneOf(_ table: TOMLTable, _ key: String, _ values: [String], required: Bool) -> String? {
             guard let raw = string(table, key, required: required) else { return nil }
-            if let choice = Choice(rawValue: raw) { return choice }
-            let names = Choice.allCases.map(\.rawValue).map { "\"\($0)\"" }.joined(separator: ", ")
+            if values.contains(raw) { return raw }
+            let names = values.map { "\"\($0)\"" }.joined(separator: ", ")
             fail(key, "\"\(TerminalText.sanitized(raw, maxLength: 40))\" is not one of \(names)")
             return nil
         }

@@ -271,14 +271,14 @@ public struct Diagnosis: Sendable {
 
     /// 127.0.0.1 and [::1]: a failure matters most to the providers that listen there.
     func loopback() async -> [Finding] {
-        let loopbackProviders = composition.catalog.providers.compactMap(\.oauth).filter { $0.redirectMode == .loopback }
+        let loopbackProviders = composition.catalog.providers.filter { $0.listeningHost != nil }
         var findings: [Finding] = []
         for (host, label) in [(OAuthClient.LoopbackHost.ipv4, "IPv4 loopback"), (.ipv6, "IPv6 loopback")] {
             guard let failure = await probes.loopback(host) else {
                 findings.append(Finding(.ok, label, "a listener binds on \(host.rawValue) and closes"))
                 continue
             }
-            let affected = loopbackProviders.filter { $0.loopbackHost == host || $0.loopbackHost == .localhost }.map(\.name)
+            let affected = loopbackProviders.filter { $0.listeningHost == host || $0.listeningHost == .localhost }.map(\.name)
             let other = host == .ipv4 ? "[::1]" : "127.0.0.1"
             let fix =
                 host == .ipv4

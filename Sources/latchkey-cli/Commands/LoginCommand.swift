@@ -30,10 +30,10 @@ struct LoginCommand: AsyncParsableCommand {
             let context = options.context()
             let selector = AccountSelector(parsing: self.provider)
             let provider = try context.catalog.provider(named: selector.provider)
-            if enrollPhone != nil && provider.firebase == nil {
+            if enrollPhone != nil && !provider.enrollsPhones {
                 throw ValidationError("--enroll-phone is only for kind = \"firebase\" providers")
             }
-            if (paste || device), case .firebase(let settings) = provider.kind, settings.firstFactor == .password {
+            if (paste || device) && !provider.hasBrowserSignIn {
                 throw ValidationError("--paste and --device apply only to a firebase provider whose first_factor is another provider")
             }
             let interaction = CommandLineInteraction()

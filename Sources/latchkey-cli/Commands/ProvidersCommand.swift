@@ -31,7 +31,7 @@ struct ListProviders: AsyncParsableCommand {
         }
         for entry in ProvidersReport(catalog).providers {
             Output.result(
-                "\(entry.name)\t\(entry.kind)\t\(entry.issuer ?? "-")\t\(entry.redirect == "device" ? "device" : entry.redirectURI)")
+                "\(entry.name)\t\(entry.kind)\t\(entry.issuer ?? "-")\t\(entry.redirect == "device" ? "device" : entry.redirectURI ?? "-")")
         }
         for error in catalog.errors { Output.error(error.description) }
     }
@@ -97,8 +97,10 @@ struct AddProvider: AsyncParsableCommand {
 /// `latchkey providers --json`.
 struct ProvidersReport: Encodable {
     struct Entry: Encodable {
-        var name, displayName, kind, redirectURI, source: String
-        /// How the authorization response comes back; absent for `firebase` providers, which have none.
+        var name, displayName, kind, source: String
+        /// `null` for `firebase` providers, which receive no redirect.
+        var redirectURI: String?
+        /// How the authorization response comes back; `null` for `firebase` providers.
         var redirect: String?
         var issuer: String?
 
@@ -106,6 +108,19 @@ struct ProvidersReport: Encodable {
             case name, kind, redirect, source, issuer
             case displayName = "display_name"
             case redirectURI = "redirect_uri"
+        }
+
+        /// Every key is always present, `null` where a kind has no value, so scripts can tell a
+        /// provider without a redirect from a misspelt key.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(displayName, forKey: .displayName)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(redirectURI, forKey: .redirectURI)
+            try container.encode(redirect, forKey: .redirect)
+            try container.encode(issuer, forKey: .issuer)
+            try container.encode(source, forKey: .source)
         }
     }
 
@@ -121,10 +136,9 @@ struct ProvidersReport: Encodable {
 
     init(_ catalog: ProviderCatalog) {
         providers = catalog.providers.map { provider in
-            let summary = ProviderSummary(provider)
-            return Entry(
-                name: provider.name, displayName: provider.displayName, kind: provider.kindName, redirectURI: summary.redirectURITemplate,
-                source: provider.sourceFile, redirect: summary.redirectMode?.rawValue, issuer: summary.issuer)
+            Entry(
+                name: provider.name, displayName: provider.displayName, kind: provider.kindName, source: provider.sourceFile,
+                redirectURI: provider.redirectURITemplate, redirect: provider.redirectMode?.rawValue, issuer: provider.issuer)
         }
         errors = catalog.errors.map { FileError(file: $0.file, line: $0.line, field: $0.field, message: $0.message) }
     }

@@ -8,6 +8,9 @@ import LatchkeyVault
 /// Passwords are read without echo from /dev/tty when stdin is a terminal, else as a line from
 /// stdin (scripts and tests). Pasted URLs, codes and menu choices are lines on stdin.
 struct CommandLineInteraction: SignInInteraction {
+    /// The command line signs in as the provider file (or `--paste`, `--device`) says.
+    func chooseRedirectMode(for provider: OAuthProvider) async -> OAuthClient.RedirectMode? { .loopback }
+
     func authorizationStarted(url: URL, provider: OAuthProvider, redirectURI: String, listeningOn: [String]) async {
         Output.info("Signing in to \(TerminalText.sanitized(provider.displayName)) (\(provider.issuer ?? url.host ?? "")).")
         if !listeningOn.isEmpty {
@@ -80,7 +83,7 @@ struct CommandLineInteraction: SignInInteraction {
         }
     }
 
-    func verificationStarted(_ session: VerificationSession, notice: SecondFactorError?) async {
+    func verificationStarted(_ session: VerificationSession, notice: FirebaseAuthError?) async {
         if let notice { Output.info("latchkey: \(notice.description); a new code was sent.") }
         switch session.hint.kind {
         case .phone: Output.info("A code was sent by SMS to \(TerminalText.sanitized(session.hint.phoneNumber ?? "the phone")).")
@@ -88,7 +91,7 @@ struct CommandLineInteraction: SignInInteraction {
         }
     }
 
-    func enterCode(for session: VerificationSession, problem: SecondFactorError?) async -> CodeAnswer {
+    func enterCode(for session: VerificationSession, problem: FirebaseAuthError?) async -> CodeAnswer {
         if let problem { Output.info("latchkey: \(problem.description)") }
         let resend = session.hint.kind == .phone ? " (r to send a new one)" : ""
         guard let answer = Self.prompt("Code\(resend): "), !answer.isEmpty else { return .cancel }

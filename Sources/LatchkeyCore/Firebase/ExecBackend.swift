@@ -7,7 +7,7 @@ public import LatchkeyVault
 /// one JSON line from its stdout; state between requests travels in the opaque `pending` and
 /// `session` strings, as with Firebase. Secrets go through the pipe only, never argv or the
 /// environment. The wire format is latchkey-mfa-plugin(7).
-public struct ExecBackend: SecondFactorBackend {
+public struct ExecBackend: FirebaseAuthBackend {
     public let path: String
     /// The provider's name, passed in every request so one program can serve several providers.
     public let provider: String
@@ -23,7 +23,7 @@ public struct ExecBackend: SecondFactorBackend {
 
     // MARK: - Requests
 
-    public func signIn(_ firstFactor: FirstFactor) async throws(SecondFactorError) -> FirstFactorOutcome {
+    public func signIn(_ firstFactor: FirstFactor) async throws(FirebaseAuthError) -> FirstFactorOutcome {
         var request = PluginRequest("first_factor", provider: provider)
         switch firstFactor {
         case .password(let email, let password):
@@ -38,7 +38,7 @@ public struct ExecBackend: SecondFactorBackend {
         return try firstFactorOutcome(try await exchange(request))
     }
 
-    public func startSignIn(hint: SecondFactorHint, pending: PendingCredential) async throws(SecondFactorError) -> VerificationSession {
+    public func startSignIn(hint: SecondFactorHint, pending: PendingCredential) async throws(FirebaseAuthError) -> VerificationSession {
         var request = PluginRequest("start", provider: provider)
         request.pending = pending.value.exposedValue
         request.hint = PluginRequest.Hint(hint)
@@ -47,7 +47,7 @@ public struct ExecBackend: SecondFactorBackend {
         return VerificationSession(sessionInfo: answer.session.map(Secret.init), hint: hint)
     }
 
-    public func finalizeSignIn(session: VerificationSession, code: Secret, pending: PendingCredential) async throws(SecondFactorError)
+    public func finalizeSignIn(session: VerificationSession, code: Secret, pending: PendingCredential) async throws(FirebaseAuthError)
         -> SignInTokens
     {
         var request = PluginRequest("finalize", provider: provider)
@@ -58,7 +58,7 @@ public struct ExecBackend: SecondFactorBackend {
         return try tokens(try await exchange(request))
     }
 
-    public func startPhoneEnrollment(phoneNumber: String, idToken: Secret) async throws(SecondFactorError) -> Secret {
+    public func startPhoneEnrollment(phoneNumber: String, idToken: Secret) async throws(FirebaseAuthError) -> Secret {
         var request = PluginRequest("enroll_start", provider: provider)
         request.idToken = idToken.exposedValue
         request.phoneNumber = phoneNumber
@@ -70,7 +70,7 @@ public struct ExecBackend: SecondFactorBackend {
     }
 
     public func finalizePhoneEnrollment(sessionInfo: Secret, code: Secret, displayName: String?, idToken: Secret)
-        async throws(SecondFactorError) -> SignInTokens
+        async throws(FirebaseAuthError) -> SignInTokens
     {
         var request = PluginRequest("enroll_finalize", provider: provider)
         request.idToken = idToken.exposedValue
@@ -80,7 +80,7 @@ public struct ExecBackend: SecondFactorBackend {
         return try tokens(try await exchange(request))
     }
 
-    public func refresh(_ refreshToken: Secret) async throws(SecondFactorError) -> SignInTokens {
+    public func refresh(_ refreshToken: Secret) async throws(FirebaseAuthError) -> SignInTokens {
         var request = PluginRequest("refresh", provider: provider)
         request.refreshToken = refreshToken.exposedValue
         return try tokens(try await exchange(request))
@@ -89,7 +89,7 @@ public struct ExecBackend: SecondFactorBackend {
     // MARK: - Answers
 
     /// A `first_factor` answer: tokens, or the hints of the second factors to choose from.
-    func firstFactorOutcome(_ answer: PluginAnswer) throws(SecondFactorError) -> FirstFactorOutcome {
+    func firstFactorOutcome(_ answer: PluginAnswer) throws(FirebaseAuthError) -> FirstFactorOutcome {
         switch answer.type {
         case "tokens":
             return .signedIn(try tokens(answer))
@@ -105,7 +105,7 @@ public struct ExecBackend: SecondFactorBackend {
     }
 
     /// A `tokens` answer: the ID token, and the account when the plugin reports it.
-    func tokens(_ answer: PluginAnswer) throws(SecondFactorError) -> SignInTokens {
+    func tokens(_ answer: PluginAnswer) throws(FirebaseAuthError) -> SignInTokens {
         guard answer.type == "tokens", let idToken = answer.idToken, !idToken.isEmpty else {
             throw protocolError("expected an answer of type tokens with an \"id_token\" string")
         }
@@ -123,7 +123,7 @@ public struct ExecBackend: SecondFactorBackend {
     }
 
     /// One entry of a `hints` answer.
-    func hint(_ answer: PluginAnswer.Hint) throws(SecondFactorError) -> SecondFactorHint {
+    func hint(_ answer: PluginAnswer.Hint) throws(FirebaseAuthError) -> SecondFactorHint {
         guard let id = answer.id, let kindName = answer.kind, let kind = SecondFactorHint.Kind(rawValue: kindName)
         else { throw protocolError("every hint needs an \"id\" and a \"kind\" of phone or totp") }
         // A plugin may hand over a full number: SecondFactorHint masks it.
@@ -131,7 +131,7 @@ public struct ExecBackend: SecondFactorBackend {
     }
 
     /// The typed error for a plugin's `{"type": "error", "code": …}`.
-    static func error(code: String, message: String) -> SecondFactorError {
+    static func error(code: String, message: String) -> FirebaseAuthError {
         switch code {
         case "wrong_code": return .wrongCode
         case "code_expired": return .codeExpired(code: "code_expired")
@@ -146,14 +146,14 @@ public struct ExecBackend: SecondFactorBackend {
         }
     }
 
-    private func protocolError(_ reason: String) -> SecondFactorError {
+    private func protocolError(_ reason: String) -> FirebaseAuthError {
         .plugin(path: path, reason: "broke the protocol: \(reason) (see latchkey-mfa-plugin(7))")
     }
 
     // MARK: - Running the program
 
     /// One request, one answer; a plugin's error answer is thrown as its typed error.
-    private func exchange(_ request: PluginRequest) async throws(SecondFactorError) -> PluginAnswer {
+    private func exchange(_ request: PluginRequest) async throws(FirebaseAuthError) -> PluginAnswer {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let line = try? encoder.encode(request) else {
@@ -163,7 +163,7 @@ public struct ExecBackend: SecondFactorBackend {
     }
 
     /// The plugin's answer in `output` (its first line); an `error` answer is thrown as its typed error.
-    func answer(from output: [UInt8]) throws(SecondFactorError) -> PluginAnswer {
+    func answer(from output: [UInt8]) throws(FirebaseAuthError) -> PluginAnswer {
         guard let firstLine = output.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).first,
             let answer = try? JSONDecoder().decode(PluginAnswer.self, from: Data(firstLine))
         else { throw protocolError("the answer is not one line holding a JSON object") }
@@ -173,10 +173,10 @@ public struct ExecBackend: SecondFactorBackend {
         return answer
     }
 
-    private func run(input: [UInt8]) async throws(SecondFactorError) -> [UInt8] {
+    private func run(input: [UInt8]) async throws(FirebaseAuthError) -> [UInt8] {
         let program = try checkProgram()
         let timeout = self.timeout
-        let result: Result<[UInt8], SecondFactorError> = await withCheckedContinuation { continuation in
+        let result: Result<[UInt8], FirebaseAuthError> = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(returning: Self.runBlocking(path: program, input: input, timeout: timeout))
             }
@@ -188,7 +188,7 @@ public struct ExecBackend: SecondFactorBackend {
     /// (this user or root) can change, in directories only their owners (this user or root) can
     /// change, or sticky ones such as /tmp. Anyone else who could write any of them could run
     /// code as this user with the account's first factor in hand. The resolved path is what runs.
-    func checkProgram() throws(SecondFactorError) -> String {
+    func checkProgram() throws(FirebaseAuthError) -> String {
         guard let resolved = realpath(path, nil) else {
             throw .plugin(path: path, reason: errno == ENOENT ? "does not exist" : String(cString: strerror(errno)))
         }
@@ -219,7 +219,7 @@ public struct ExecBackend: SecondFactorBackend {
         return program
     }
 
-    private static func runBlocking(path: String, input: [UInt8], timeout: TimeInterval) -> Result<[UInt8], SecondFactorError> {
+    private static func runBlocking(path: String, input: [UInt8], timeout: TimeInterval) -> Result<[UInt8], FirebaseAuthError> {
         let outcome: ChildProcess.Outcome
         do {
             outcome = try ChildProcess.run(

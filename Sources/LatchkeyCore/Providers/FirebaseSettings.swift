@@ -73,18 +73,19 @@ public struct FirebaseSettings: Sendable, Equatable {
     }
 }
 
-/// A `kind = "firebase"` provider with its settings unwrapped: what the second-factor steps need.
+/// A `kind = "firebase"` provider as its sign-in and refresh need it: its names and settings.
+/// Made from a provider whose kind was matched as `firebase`.
 public struct FirebaseProvider: Sendable, Equatable {
     public var name: String
     public var displayName: String
     public var sourceFile: String
     public var settings: FirebaseSettings
-}
 
-extension Provider {
-    /// The provider as the second-factor steps see it, for `firebase` providers.
-    public var firebase: FirebaseProvider? {
-        guard case .firebase(let settings) = kind else { return nil }
-        return FirebaseProvider(name: name, displayName: displayName, sourceFile: sourceFile, settings: settings)
+    /// `provider`, whose kind is `firebase` with `settings`.
+    public init(_ provider: Provider, settings: FirebaseSettings) {
+        name = provider.name
+        displayName = provider.displayName
+        sourceFile = provider.sourceFile
+        self.settings = settings
     }
 }

@@ -1,4 +1,4 @@
-/// Identity Toolkit request bodies, field by field (protocol notes §1), as the REST API names them.
+/// Identity Toolkit request bodies, field by field (docs/firebase-mfa-protocol.md §1), as the REST API names them.
 /// Absent optional members are left out of the JSON.
 extension FirebaseWire {
     /// `accounts:signInWithPassword` (§1.1, `GoogleCloudIdentitytoolkitV1SignInWithPasswordRequest`).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Google's error envelope, as Identity Toolkit and securetoken send it (protocol notes §3):
+/// Google's error envelope, as Identity Toolkit and securetoken send it (docs/firebase-mfa-protocol.md §3):
 /// `{"error": {"code": 400, "message": "CODE : detail", "errors": [{"message", "domain", "reason"}]}}`.
 struct FirebaseErrorEnvelope: Decodable, Equatable {
     struct Body: Decodable, Equatable {
@@ -39,7 +39,7 @@ struct FirebaseErrorEnvelope: Decodable, Equatable {
     }
 
     /// The typed error for this server code.
-    var secondFactorError: SecondFactorError {
+    var secondFactorError: FirebaseAuthError {
         let code = self.code
         switch code {
         case "INVALID_CODE", "MISSING_CODE": return .wrongCode

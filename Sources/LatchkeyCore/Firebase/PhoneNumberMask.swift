@@ -1,7 +1,7 @@
 /// The masking Firebase applies to phone hints: `+` then `*` for every digit but the last four.
 ///
 /// Observed in the emulator (`+15555550100` → `+*******0100`) and in production (`+*******7074`);
-/// the general rule is an inference from those two (protocol notes §2). Latchkey applies it only
+/// the general rule is an inference from those two (docs/firebase-mfa-protocol.md §2). Latchkey applies it only
 /// to numbers that arrive unmasked, so a server-masked hint is shown exactly as sent.
 public enum PhoneNumberMask {
     /// Masks `number` when it is a full number (digits only after an optional `+`).

@@ -6,7 +6,7 @@ import Testing
 @testable import LatchkeyVault
 
 @Suite("Firebase sign-in and phone enrollment screens")
-struct SecondFactorScreenTests {
+struct FirebaseStepsTests {
     let work = SecondFactorHint(id: "phone1", kind: .phone, displayName: "Work phone", phoneNumber: "+*******0100")
     let home = SecondFactorHint(id: "phone2", kind: .phone, displayName: "", phoneNumber: "+*******0199")
     let app = SecondFactorHint(id: "totp1", kind: .totp, displayName: "", phoneNumber: nil)
@@ -29,10 +29,10 @@ struct SecondFactorScreenTests {
     func atCodeEntry() -> AppState {
         var state = firebaseState()
         _ = state.handle(.key(.enter))
-        _ = state.handle(.secondFactor(.chooseHint([work, home])))
+        _ = state.handle(.signIn(.chooseHint([work, home])))
         _ = state.handle(.key(.character("2")))
-        _ = state.handle(.secondFactor(.codeSent(home, notice: nil)))
-        _ = state.handle(.secondFactor(.codeNeeded(home, problem: nil, canResend: true)))
+        _ = state.handle(.signIn(.codeSent(home, notice: nil)))
+        _ = state.handle(.signIn(.codeNeeded(home, problem: nil, canResend: true)))
         return state
     }
 
@@ -40,7 +40,7 @@ struct SecondFactorScreenTests {
     func credentials() {
         var state = firebaseState()
         #expect(state.handle(.key(.enter)) == [.startSignIn(provider: "fb")])
-        _ = state.handle(.secondFactor(.credentialsNeeded))
+        _ = state.handle(.signIn(.credentialsNeeded))
         type("alice@example.test", into: &state)
         #expect(state.handle(.key(.enter)) == [], "Enter on the email moves to the password")
         type("hunter22", into: &state)
@@ -57,7 +57,7 @@ struct SecondFactorScreenTests {
     func chooser() {
         var state = firebaseState()
         _ = state.handle(.key(.enter))
-        _ = state.handle(.secondFactor(.chooseHint([work, home, app])))
+        _ = state.handle(.signIn(.chooseHint([work, home, app])))
         let lines = screen(state)
         #expect(lines.contains { $0.contains("1  Work phone  +*******0100") })
         #expect(lines.contains { $0.contains("2  +*******0199") })
@@ -72,7 +72,7 @@ struct SecondFactorScreenTests {
         var state = firebaseState()
         _ = state.handle(.key(.enter))
         let leaky = SecondFactorHint(id: "p", kind: .phone, displayName: "Mine", phoneNumber: "+15555550100")
-        _ = state.handle(.secondFactor(.chooseHint([leaky])))
+        _ = state.handle(.signIn(.chooseHint([leaky])))
         #expect(!screen(state).joined().contains("5555550100"))
     }
 
@@ -109,7 +109,7 @@ struct SecondFactorScreenTests {
         var state = atCodeEntry()
         type("111111", into: &state)
         _ = state.handle(.key(.enter))
-        _ = state.handle(.secondFactor(.codeNeeded(home, problem: .init(SecondFactorError.wrongCode), canResend: true)))
+        _ = state.handle(.signIn(.codeNeeded(home, problem: SignInProblem(FirebaseAuthError.wrongCode), canResend: true)))
         let lines = screen(state)
         #expect(lines.contains { $0.contains("the verification code is wrong; check it and enter it again") })
         #expect(lines.contains { $0.contains("Code  · · · · · ·") })
@@ -120,9 +120,9 @@ struct SecondFactorScreenTests {
         var state = atCodeEntry()
         type("111111", into: &state)
         _ = state.handle(.key(.enter))
-        let expired = SecondFactorError.codeExpired(code: "SESSION_EXPIRED")
-        _ = state.handle(.secondFactor(.codeSent(home, notice: "\(expired.description); a new code was sent.")))
-        _ = state.handle(.secondFactor(.codeNeeded(home, problem: nil, canResend: true)))
+        let expired = FirebaseAuthError.codeExpired(code: "SESSION_EXPIRED")
+        _ = state.handle(.signIn(.codeSent(home, notice: "\(expired.description); a new code was sent.")))
+        _ = state.handle(.signIn(.codeNeeded(home, problem: nil, canResend: true)))
         let text = screen(state).joined()
         #expect(
             text.contains("the verification code has expired or was already used (SESSION_EXPIRED); send a new code; a new code was sent."))
@@ -131,7 +131,7 @@ struct SecondFactorScreenTests {
     @Test("too many attempts ends on a screen that says to wait, and a key goes back to the list")
     func tooManyAttempts() {
         var state = atCodeEntry()
-        _ = state.handle(.secondFactor(.failed(provider: "fb", .init(SecondFactorError.tooManyAttempts))))
+        _ = state.handle(.signIn(.failed(SignInProblem(FirebaseAuthError.tooManyAttempts))))
         let lines = screen(state)
         #expect(lines.contains { $0.contains("TOO_MANY_ATTEMPTS_TRY_LATER") })
         #expect(lines.contains { $0.contains("Wait a few minutes before trying again") })
@@ -143,7 +143,7 @@ struct SecondFactorScreenTests {
     @Test("a pending credential that is no longer valid offers to sign in again from the start")
     func restart() {
         var state = atCodeEntry()
-        _ = state.handle(.secondFactor(.failed(provider: "fb", .init(SecondFactorError.pendingCredentialInvalid(code: "X")))))
+        _ = state.handle(.signIn(.failed(SignInProblem(FirebaseAuthError.pendingCredentialInvalid(code: "X")))))
         #expect(screen(state).contains { $0.contains("Press Enter to sign in again from the start") })
         #expect(state.handle(.key(.enter)) == [.startSignIn(provider: "fb")])
     }
@@ -183,14 +183,14 @@ struct SecondFactorScreenTests {
         #expect(state.handle(.key(.enter)) == [.enrollPhone(alice.selector, phoneNumber: "+15555550100", displayName: "Desk")])
         #expect(screen(state).contains { $0.contains("Sending a code to +*******0100") })
         _ = state.handle(
-            .secondFactor(
+            .signIn(
                 .codeNeeded(
                     SecondFactorHint(id: "", kind: .phone, displayName: "Desk", phoneNumber: "+*******0100"), problem: nil, canResend: false
                 )))
         #expect(!screen(state).joined().contains("r sends a new code"))
         var enrolled = alice
         enrolled.secondFactor = "phone"
-        #expect(state.handle(.secondFactor(.enrolled(enrolled))) == [.loadAccounts])
+        #expect(state.handle(.signIn(.finished(enrolled, added: false))) == [.loadAccounts])
         #expect(state.message?.text.contains("Enrolled the phone for alice@example.test") == true)
     }
 
@@ -206,15 +206,15 @@ struct SecondFactorScreenTests {
     func interaction() async {
         let inbox = Inbox()
         let replies = PromptReplies()
-        let interaction = ScreenInteraction(inbox: inbox, replies: replies)
+        let interaction = ScreenInteraction(inbox: inbox, replies: replies, isRemote: false)
         replies.deliver(.hint(id: "phone2"))
         #expect(await interaction.chooseHint([work, home]) == home)
         replies.deliver(.code(.resend))
         let session = VerificationSession(sessionInfo: Secret("s"), hint: home)
-        #expect(await interaction.enterCode(for: session, problem: SecondFactorError.wrongCode) == .resend)
+        #expect(await interaction.enterCode(for: session, problem: FirebaseAuthError.wrongCode) == .resend)
         let events = inbox.drain()
         #expect(events.count == 2)
-        guard case .secondFactor(.codeNeeded(let hint, let problem, let canResend)) = events.last else {
+        guard case .signIn(.codeNeeded(let hint, let problem, let canResend)) = events.last else {
             Issue.record("expected codeNeeded, got \(events)")
             return
         }

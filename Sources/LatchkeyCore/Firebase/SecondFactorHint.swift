@@ -1,8 +1,8 @@
 public import Foundation
 import LatchkeyVault
 
-/// One enrolled second factor, as offered after the first factor (Firebase `mfaInfo[]`, §2 of the
-/// protocol notes; the iOS SDK's `MultiFactorInfo`).
+/// One enrolled second factor, as offered after the first factor (Firebase `mfaInfo[]`,
+/// docs/firebase-mfa-protocol.md §2; the iOS SDK's `MultiFactorInfo`).
 public struct SecondFactorHint: Sendable, Equatable, Identifiable {
     /// The factor's kind: Firebase `factorId` (`phone` or `totp`).
     public enum Kind: String, Sendable, Equatable, Codable {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Identity Toolkit and securetoken response bodies, field by field (protocol notes §1, §2).
+/// Identity Toolkit and securetoken response bodies, field by field (docs/firebase-mfa-protocol.md §1, §2).
 enum FirebaseWire {
     /// `accounts:signInWithPassword` and `accounts:signInWithIdp` responses (§1.1, §1.2): either
     /// tokens, or `mfaPendingCredential` with `mfaInfo`.

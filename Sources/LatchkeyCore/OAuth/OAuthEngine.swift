@@ -1,9 +1,10 @@
 public import Foundation
 public import LatchkeyVault
 
-/// Talks to one provider's endpoints: discovery, code exchange, ID token and userinfo checks,
-/// refresh, revocation and the device grant. It stores nothing; `AccountService` does.
-public struct SignInEngine: Sendable {
+/// The OAuth 2.0 and OpenID Connect protocol against one provider's endpoints: discovery, code
+/// exchange, ID token and userinfo checks, refresh, revocation and the device grant. It stores
+/// nothing; `AccountService` does.
+public struct OAuthEngine: Sendable {
     let transport: any HTTPTransport
     let clock: any WallClock
 
@@ -73,23 +74,21 @@ public struct SignInEngine: Sendable {
     private func identity(
         from tokens: TokenResponse, provider: OAuthProvider, metadata: ServerMetadata, nonce: Secret?
     ) async throws -> Identity {
-        switch provider.identity {
-        case .idToken:
-            guard let idToken = tokens.idToken else {
-                // The device grant is plain OAuth 2.0 (RFC 8628): OpenID Connect does not oblige a
-                // provider to add an ID token there, so the issuer's userinfo names the account.
-                if nonce == nil, metadata.userinfoEndpoint != nil {
-                    return try await userinfoIdentity(accessToken: tokens.accessToken, provider: provider, metadata: metadata)
-                }
-                throw TokenEndpointError.malformed(
-                    endpoint: "token endpoint", reason: "no id_token although the openid scope was requested")
-            }
-            let claims = try await verify(idToken, expecting: try expectation(provider: provider, metadata: metadata, nonce: nonce))
-            return Identity(
-                issuer: claims.issuer, subject: claims.subject, displayName: claims.email ?? claims.name ?? claims.preferredUsername)
-        case .userinfo:
+        // Plain OAuth 2.0: who signed in comes from the userinfo endpoint.
+        guard provider.isOpenID else {
             return try await userinfoIdentity(accessToken: tokens.accessToken, provider: provider, metadata: metadata)
         }
+        guard let idToken = tokens.idToken else {
+            // The device grant is plain OAuth 2.0 (RFC 8628): OpenID Connect does not oblige a
+            // provider to add an ID token there, so the issuer's userinfo names the account.
+            if nonce == nil, metadata.userinfoEndpoint != nil {
+                return try await userinfoIdentity(accessToken: tokens.accessToken, provider: provider, metadata: metadata)
+            }
+            throw TokenEndpointError.malformed(
+                endpoint: "token endpoint", reason: "no id_token although the openid scope was requested")
+        }
+        let claims = try await verify(idToken, expecting: try expectation(provider: provider, metadata: metadata, nonce: nonce))
+        return Identity(issuer: claims.issuer, subject: claims.subject, displayName: claims.displayName)
     }
 
     /// What an OpenID provider's ID tokens must satisfy: its issuer, its client, its keys.
@@ -149,8 +148,8 @@ public struct SignInEngine: Sendable {
 
     // MARK: - Refresh and revocation
 
-    /// Refreshes `record` (RFC 6749 §6). A rotated refresh token replaces the old one; the identity
-    /// in a new ID token must be the same account (OIDC Core §12.2).
+    /// Refreshes `record` (RFC 6749 §6). A rotated refresh token replaces the old one; a new ID
+    /// token must name the same account (OIDC Core §12.2), which `applying` checks.
     public func refresh(_ record: AccountRecord, provider: OAuthProvider, metadata: ServerMetadata) async throws -> AccountRecord {
         guard let refreshToken = record.refreshToken else { throw RefreshError.noRefreshToken(account: record.label) }
         let tokens = try await tokenRequest(
@@ -163,11 +162,11 @@ public struct SignInEngine: Sendable {
             scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) })
         if let idToken = tokens.idToken, provider.isOpenID {
             let claims = try await verify(idToken, expecting: try expectation(provider: provider, metadata: metadata, nonce: nil))
-            guard claims.issuer == record.issuer, claims.subject == record.subject else { throw RefreshError.identityChanged }
             update.idToken = idToken
-            update.displayName = claims.email ?? claims.name ?? claims.preferredUsername
+            update.identity = AccountIdentity(issuer: claims.issuer, subject: claims.subject)
+            update.displayName = claims.displayName
         }
-        return record.applying(update, at: time)
+        return try record.applying(update, at: time)
     }
 
     /// Revokes the refresh token, or the access token when there is none (RFC 7009 §2.1).
@@ -209,55 +208,9 @@ public struct SignInEngine: Sendable {
     }
 }
 
-/// What logout could do at the provider.
-public enum RevocationOutcome: Sendable, Equatable {
-    /// Revoked; the associated value is the token type revoked.
-    case revoked(String)
-    /// The provider has no revocation endpoint: the token stays valid there until it expires.
-    case unsupported
-}
-
-public enum RefreshError: LatchkeyError, Equatable {
-    case noRefreshToken(account: String)
-    case refreshTokenRejected(account: String, provider: String)
-    case identityChanged
-
-    public var category: FailureCategory {
-        switch self {
-        case .noRefreshToken, .refreshTokenRejected: return .notFound
-        case .identityChanged: return .rejected
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .noRefreshToken(let account):
-            return
-                "the access token of \(TerminalText.sanitized(account, maxLength: 100)) has expired and the provider gave no refresh token; sign in again with `latchkey login`"
-        case .refreshTokenRejected(let account, let provider):
-            return "\(provider) no longer accepts the refresh token of \(TerminalText.sanitized(account, maxLength: 100)) (invalid_grant: "
-                + "revoked, expired or signed out elsewhere); sign in again with `latchkey login \(provider)`. The account was kept."
-        case .identityChanged:
-            return "the refreshed ID token names a different account; the refresh was rejected"
-        }
-    }
-}
-
-public enum UserinfoError: LatchkeyError, Equatable {
-    case unusable(provider: String, reason: String)
-
-    public var category: FailureCategory { .rejected }
-
-    public var description: String {
-        switch self {
-        case .unusable(let provider, let reason): return "\(provider): the userinfo response cannot identify the account: \(reason)"
-        }
-    }
-}
-
 // MARK: - Device authorization grant
 
-extension SignInEngine {
+extension OAuthEngine {
     /// Starts the device grant (RFC 8628 §3.1).
     public func startDeviceAuthorization(provider: OAuthProvider, metadata: ServerMetadata) async throws -> DeviceAuthorization {
         guard let endpoint = metadata.deviceAuthorizationEndpoint else { throw DeviceFlowError.unsupported(provider: provider.name) }

@@ -1,10 +1,11 @@
 public import LatchkeyVault
 
-/// Why a first- or second-factor step failed, and what the person can do about it.
+/// Why a call to a firebase provider's sign-in backend failed (the Identity Toolkit or an exec
+/// plugin: first factor, second factor, enrollment or refresh), and what the person can do about it.
 ///
 /// Server codes are kept (`code`) so an unknown one is still shown; messages name fields, never
 /// codes, passwords or tokens.
-public enum SecondFactorError: LatchkeyError, Equatable {
+public enum FirebaseAuthError: LatchkeyError, Equatable {
     /// What the screen should offer after the error.
     public enum Recovery: Sendable, Equatable {
         /// Ask for the code again (same session).
@@ -52,8 +53,6 @@ public enum SecondFactorError: LatchkeyError, Equatable {
     case transport(TransportError)
     /// The exec plugin could not be run or broke the protocol.
     case plugin(path: String, reason: String)
-    /// The person gave up (end of input).
-    case cancelled
     /// A phone can be enrolled only on an account of a `kind = "firebase"` provider.
     case notEnrollable(provider: String)
 
@@ -71,7 +70,7 @@ public enum SecondFactorError: LatchkeyError, Equatable {
 
     public var category: FailureCategory {
         switch self {
-        case .tooManyAttempts, .quotaExceeded, .cancelled: return .unavailable
+        case .tooManyAttempts, .quotaExceeded: return .unavailable
         case .transport(let error): return error.category
         case .sessionEnded: return .notFound
         case .plugin, .notEnrollable: return .configuration
@@ -103,7 +102,6 @@ public enum SecondFactorError: LatchkeyError, Equatable {
         case .idTokenRejected(let error): return error.description
         case .transport(let error): return error.description
         case .plugin(let path, let reason): return "MFA plugin \(path): \(reason)"
-        case .cancelled: return "the sign-in was cancelled"
         case .notEnrollable(let provider):
             return "\(provider) is not a kind = \"firebase\" provider: only firebase accounts can enroll a phone as a second factor"
         }

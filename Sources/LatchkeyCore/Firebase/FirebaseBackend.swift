@@ -1,11 +1,11 @@
 import Foundation
 public import LatchkeyVault
 
-/// The Firebase Authentication / Identity Platform REST backend (protocol notes §0, §1).
+/// The Firebase Authentication / Identity Platform REST backend (docs/firebase-mfa-protocol.md §0, §1).
 ///
 /// v1 for first-factor calls and lookup, v2 for MFA, securetoken for refresh; the API key goes
 /// in the `key` query parameter; bodies are camelCase JSON except the refresh, which is a form.
-public struct FirebaseBackend: SecondFactorBackend {
+public struct FirebaseBackend: FirebaseAuthBackend {
     public let settings: FirebaseSettings
     let transport: any HTTPTransport
 
@@ -16,7 +16,7 @@ public struct FirebaseBackend: SecondFactorBackend {
 
     // MARK: - First factor
 
-    public func signIn(_ firstFactor: FirstFactor) async throws(SecondFactorError) -> FirstFactorOutcome {
+    public func signIn(_ firstFactor: FirstFactor) async throws(FirebaseAuthError) -> FirstFactorOutcome {
         let response: FirebaseWire.SignInResponse
         switch firstFactor {
         case .password(let email, let password):
@@ -59,7 +59,7 @@ public struct FirebaseBackend: SecondFactorBackend {
 
     // MARK: - Second factor
 
-    public func startSignIn(hint: SecondFactorHint, pending: PendingCredential) async throws(SecondFactorError) -> VerificationSession {
+    public func startSignIn(hint: SecondFactorHint, pending: PendingCredential) async throws(FirebaseAuthError) -> VerificationSession {
         // TOTP: nothing to send; the code comes from the person's authenticator app.
         guard hint.kind == .phone else { return VerificationSession(sessionInfo: nil, hint: hint) }
         // §1.3: no app-verification fields; projects that enforce reCAPTCHA answer with an error
@@ -75,7 +75,7 @@ public struct FirebaseBackend: SecondFactorBackend {
         return VerificationSession(sessionInfo: Secret(info.sessionInfo), hint: hint)
     }
 
-    public func finalizeSignIn(session: VerificationSession, code: Secret, pending: PendingCredential) async throws(SecondFactorError)
+    public func finalizeSignIn(session: VerificationSession, code: Secret, pending: PendingCredential) async throws(FirebaseAuthError)
         -> SignInTokens
     {
         var body = FirebaseWire.FinalizeMfaSignInRequest(mfaPendingCredential: pending.value.exposedValue)
@@ -92,7 +92,7 @@ public struct FirebaseBackend: SecondFactorBackend {
 
     // MARK: - Enrollment
 
-    public func startPhoneEnrollment(phoneNumber: String, idToken: Secret) async throws(SecondFactorError) -> Secret {
+    public func startPhoneEnrollment(phoneNumber: String, idToken: Secret) async throws(FirebaseAuthError) -> Secret {
         let response: FirebaseWire.StartEnrollmentResponse = try await identityToolkit(
             "v2/accounts/mfaEnrollment:start",
             FirebaseWire.StartMfaEnrollmentRequest(
@@ -104,7 +104,7 @@ public struct FirebaseBackend: SecondFactorBackend {
     }
 
     public func finalizePhoneEnrollment(sessionInfo: Secret, code: Secret, displayName: String?, idToken: Secret)
-        async throws(SecondFactorError) -> SignInTokens
+        async throws(FirebaseAuthError) -> SignInTokens
     {
         let body = FirebaseWire.FinalizeMfaEnrollmentRequest(
             idToken: idToken.exposedValue,
@@ -115,7 +115,7 @@ public struct FirebaseBackend: SecondFactorBackend {
     }
 
     /// The account's enrolled factors (`accounts:lookup`); full numbers are masked on the way in.
-    public func enrolledFactors(idToken: Secret) async throws(SecondFactorError) -> [SecondFactorHint] {
+    public func enrolledFactors(idToken: Secret) async throws(FirebaseAuthError) -> [SecondFactorHint] {
         let response: FirebaseWire.LookupResponse = try await identityToolkit(
             "v1/accounts:lookup", FirebaseWire.LookupRequest(idToken: idToken.exposedValue))
         guard let user = response.users?.first else { throw .sessionEnded(code: "USER_NOT_FOUND") }
@@ -125,7 +125,7 @@ public struct FirebaseBackend: SecondFactorBackend {
     // MARK: - Refresh
 
     /// §1.8: a form body, a snake_case answer.
-    public func refresh(_ refreshToken: Secret) async throws(SecondFactorError) -> SignInTokens {
+    public func refresh(_ refreshToken: Secret) async throws(FirebaseAuthError) -> SignInTokens {
         let request = HTTPRequest.form(
             withKey(settings.tokenEndpoint), [("grant_type", "refresh_token"), ("refresh_token", refreshToken.exposedValue)])
         let response: FirebaseWire.GrantTokenResponse = try await send(request, operation: "securetoken v1/token")
@@ -136,7 +136,7 @@ public struct FirebaseBackend: SecondFactorBackend {
 
     // MARK: - Transport
 
-    private func identityToolkit<Request: Encodable, Response: Decodable>(_ path: String, _ body: Request) async throws(SecondFactorError)
+    private func identityToolkit<Request: Encodable, Response: Decodable>(_ path: String, _ body: Request) async throws(FirebaseAuthError)
         -> Response
     {
         let url = withKey(FirebaseSettings.url(settings.identityToolkitURL, path))
@@ -154,7 +154,7 @@ public struct FirebaseBackend: SecondFactorBackend {
         return try await send(request, operation: path)
     }
 
-    private func send<Response: Decodable>(_ request: HTTPRequest, operation: String) async throws(SecondFactorError) -> Response {
+    private func send<Response: Decodable>(_ request: HTTPRequest, operation: String) async throws(FirebaseAuthError) -> Response {
         let response: HTTPResponse
         do {
             response = try await transport.send(request)

@@ -1,0 +1,92 @@
+public import Foundation
+
+/// What the command line, the screen, git and `doctor` ask about a provider, answered here once
+/// for every kind, so that only code whose behaviour differs by kind (the sign-in flow, the
+/// OAuth engine, refresh and revocation) switches on `kind`.
+extension Provider {
+    /// The issuer identifier: the configured one of an OAuth provider (none when the file gives
+    /// only endpoints), the securetoken issuer of a firebase project.
+    public var issuer: String? {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.issuer
+        case .firebase(let settings): return settings.issuer
+        }
+    }
+
+    /// The scopes a sign-in asks for; a firebase sign-in asks for none.
+    public var scopes: [String] {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.scopes
+        case .firebase: return []
+        }
+    }
+
+    /// How the authorization response comes back; `nil` for firebase, whose own sign-in has no
+    /// redirect (a federated first factor has its provider's).
+    public var redirectMode: OAuthClient.RedirectMode? {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.redirectMode
+        case .firebase: return nil
+        }
+    }
+
+    /// The redirect URI with its port open (`http://127.0.0.1:PORT/oauth2redirect/NAME`), also of
+    /// a device-code provider (`login --paste` uses it); `nil` for firebase, which has none.
+    public var redirectURITemplate: String? {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.redirectURITemplate
+        case .firebase: return nil
+        }
+    }
+
+    /// The loopback host a browser sign-in listens on, for the providers that listen there.
+    public var listeningHost: OAuthClient.LoopbackHost? {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.redirectMode == .loopback ? client.loopbackHost : nil
+        case .firebase: return nil
+        }
+    }
+
+    /// `git_hosts`: the hosts whose remotes `git-credential` answers with this provider's token.
+    public var gitHosts: [GitHost] {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.gitHosts
+        case .firebase: return []
+        }
+    }
+
+    /// `git_username`: the user name git gets with the token.
+    public var gitUsername: String {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.gitUsername
+        case .firebase: return OAuthClient.defaultGitUsername
+        }
+    }
+
+    /// Accounts of this provider can enroll a phone as a second factor.
+    public var enrollsPhones: Bool {
+        if case .firebase = kind { return true }
+        return false
+    }
+
+    /// `--paste` and `--device` choose how a browser sign-in returns: there is one unless this is
+    /// a firebase provider signing in with email and password.
+    public var hasBrowserSignIn: Bool {
+        switch kind {
+        case .oidc, .oauth2: return true
+        case .firebase(let settings): return settings.firstFactor != .password
+        }
+    }
+
+    /// How a sign-in goes, in a few words (the screen's detail pane).
+    public var signInSummary: String {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.redirectMode.rawValue
+        case .firebase(let settings):
+            switch settings.firstFactor {
+            case .password: return "email and password, then a second factor"
+            case .provider(let name): return "a sign-in at \(name), then a second factor"
+            }
+        }
+    }
+}
