@@ -6,7 +6,7 @@ import PackageDescription
 /// A package of its own so the root package's `swift build --build-tests` never compiles them:
 /// they link only with `-sanitize=fuzzer`, which provides libFuzzer's driver.
 
-/// Swift 6 settings every target shares (see STYLE.md).
+/// Swift 6 settings every target shares (see docs/style.md in the root package).
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
