@@ -615,4 +615,86 @@ struct TOMLPreflightTests {
         ).get()
         #expect(parsed.displayName == "x")
     }
+
+    static func repeated(_ text: String, _ count: Int) -> String { String(repeating: text, count: count) }
+    static func dotted(_ count: Int, _ part: String = "a") -> String { Array(repeating: part, count: count).joined(separator: ".") }
+
+    static let tooDeep: [(String, String)] = [
+        ("x = " + repeated("[", 17) + repeated("]", 17), "nests arrays and inline tables"),
+        ("x = " + repeated("{a=", 17) + "1" + repeated("}", 17), "nests arrays and inline tables"),
+        ("x = [" + repeated("{a=[", 9) + repeated("]}", 9) + "]", "nests arrays and inline tables"),
+        (dotted(17) + " = 1", "dotted parts"),
+        ("x = { " + dotted(17) + " = 1 }", "dotted parts"),
+        ("[" + dotted(500_000) + "]", "larger than 64 KiB"),
+        ("[" + dotted(17) + "]", "dotted parts"),
+        ("[[" + dotted(17, "\"a.b\"") + "]]", "dotted parts"),
+    ]
+
+    @Test(
+        "nesting deeper than the reader allows is an error on its line, before toml++ recurses into it (a dotted key of half a million parts crashed every command)",
+        arguments: tooDeep)
+    func depthIsBounded(text: String, message: String) {
+        let problem = TOMLPreflight.problem(in: text)
+        #expect(problem?.line == 1)
+        #expect(problem?.message.contains(message) == true, "\(String(describing: problem))")
+    }
+
+    @Test("what the provider files need still passes: sixteen levels, dots inside quoted keys, strings and numbers")
+    func depthLimitLeavesRoom() {
+        #expect(TOMLPreflight.problem(in: "x = " + String(repeating: "[", count: 16) + String(repeating: "]", count: 16)) == nil)
+        #expect(TOMLPreflight.problem(in: "[\"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r\"]\nx = 1.5\ny = \"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q\"") == nil)
+        #expect(TOMLPreflight.problem(in: "extra_authorization_params = { prompt = \"login\", ui.locales = \"en\" }") == nil)
+    }
+
+    @Test("more keys than any provider file has are refused on the line where the limit is crossed, so errors stay linear")
+    func keyCountIsBounded() {
+        let many = (0...TOMLPreflight.maximumKeys).map { "unknown_\($0) = 1" }.joined(separator: "\n")
+        #expect(TOMLPreflight.problem(in: many) == .init(line: TOMLPreflight.maximumKeys + 1, message: "has more than 512 keys"))
+        let enough = (0..<TOMLPreflight.maximumKeys).map { "unknown_\($0) = 1" }.joined(separator: "\n")
+        #expect(TOMLPreflight.problem(in: enough) == nil)
+    }
+
+    @Test(
+        "an escaped NUL in a basic string is refused instead of cutting the value short (a git_hosts entry named another host)",
+        arguments: [#"git_hosts = ["evil.example\u0000.github.com"]"#, #"display_name = "x\U00000000y""#, "x = \"\"\"\na\\u0000\"\"\""])
+    func escapedNUL(text: String) {
+        #expect(TOMLPreflight.problem(in: text)?.message.contains("escaped NUL") == true)
+    }
+
+    @Test("an escaped backslash before u0000, and NUL-looking text in literal strings, are only text")
+    func notANUL() {
+        #expect(TOMLPreflight.problem(in: #"x = "a\\u0000b""#) == nil)
+        #expect(TOMLPreflight.problem(in: #"x = 'a\u0000b'"#) == nil)
+        #expect(TOMLPreflight.problem(in: #"x = "\u0001""#) == nil)
+    }
+}
+
+@Suite("Configuration files are read only when they are regular files of a sane size")
+struct TextFileTests {
+    @Test("a FIFO, a directory and a file over the limit are refused without reading them; a provider file is read")
+    func refusesWhatIsNotAFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let fifo = directory.path + "/fifo.toml"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(TextFile.read(fifo) == .failure(.notRegular))
+        #expect(TextFile.read(directory.path) == .failure(.notRegular))
+        let large = directory.path + "/large.toml"
+        #expect(FileManager.default.createFile(atPath: large, contents: Data(count: TOMLPreflight.maximumBytes + 1)))
+        #expect(TextFile.read(large) == .failure(.tooLarge(limit: TOMLPreflight.maximumBytes)))
+        #expect(TextFile.read(directory.path + "/absent.toml") == .failure(.missing))
+        let good = directory.path + "/good.toml"
+        #expect(FileManager.default.createFile(atPath: good, contents: Data("x = 1\n".utf8)))
+        #expect(TextFile.read(good) == .success("x = 1\n"))
+    }
+
+    @Test("a sparse file claiming terabytes is refused by its size before a byte is read")
+    func sparseFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let sparse = directory.path + "/sparse.toml"
+        #expect(FileManager.default.createFile(atPath: sparse, contents: nil))
+        #expect(truncate(sparse, 1 << 40) == 0)
+        #expect(TextFile.read(sparse) == .failure(.tooLarge(limit: TOMLPreflight.maximumBytes)))
+    }
 }

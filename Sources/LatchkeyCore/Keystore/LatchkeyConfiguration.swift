@@ -21,8 +21,12 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     /// Reads the file when it exists; a broken file is an error naming file, line and field.
     public static func load(path: String) throws(ProviderFileErrors) -> LatchkeyConfiguration {
         var configuration = LatchkeyConfiguration()
-        guard let data = FileManager.default.contents(atPath: path) else { return configuration }
-        let text = String(decoding: data, as: UTF8.self)
+        let text: String
+        switch TextFile.read(path) {
+        case .success(let read): text = read
+        case .failure(.missing): return configuration
+        case .failure(let problem): throw ProviderFileErrors([ProviderFileError(file: path, message: problem.message)])
+        }
         var reader = ProviderFileParser.Context(file: path, text: text)
         if let problem = TOMLPreflight.problem(in: text) {
             throw ProviderFileErrors([ProviderFileError(file: path, line: problem.line, message: problem.message)])

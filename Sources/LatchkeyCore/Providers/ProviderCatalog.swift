@@ -43,8 +43,11 @@ public struct ProviderCatalog: Sendable {
                 let name = String(entry.dropLast(".toml".count))
                 guard !seenNames.contains(name) else { continue }
                 seenNames.insert(name)
-                guard let data = fileManager.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-                    errors.append(ProviderFileError(file: path, message: "cannot be read as UTF-8 text"))
+                let text: String
+                switch TextFile.read(path) {
+                case .success(let read): text = read
+                case .failure(let problem):
+                    errors.append(ProviderFileError(file: path, message: problem.message))
                     continue
                 }
                 switch parser.parse(text, file: path) {

@@ -17,13 +17,31 @@
 /// (`ports = [}`, `[1, }`) reaches toml++'s `parse_value`, which asserts that a value never
 /// starts with a terminator; an optimised build without assertions assumes it instead. So the
 /// text is also scanned as TOML values are written (strings, comments, brackets) for that `}`.
+///
+/// A hostile review (issue 16) found three more ways a file could hurt every command: toml++ and
+/// TOMLKit recurse once per level of a dotted key, so a key of half a million segments overflowed
+/// the stack (a crash of every command when it is config.toml); thousands of keys made the
+/// reader quadratic (48 s for 125 KB); and an escaped NUL (`"\u0000"`) is cut there by TOMLKit,
+/// so `"evil.example\u0000.good.example"` read as another host. So the text is bounded before the
+/// library sees it: at most `maximumBytes`, `maximumDepth` levels of arrays, inline tables and
+/// dotted keys, `maximumKeys` keys, and no NUL, written or escaped, in any string.
 enum TOMLPreflight {
     struct Problem: Equatable {
         var line: Int
         var message: String
     }
 
+    /// Provider files and config.toml are a few KB; the largest preset, comments included, is under 4 KB.
+    static let maximumBytes = 64 << 10
+    /// Provider files nest at most two levels (`extra_authorization_params = { … }`, arrays of strings).
+    static let maximumDepth = 16
+    /// A provider file has about twenty keys.
+    static let maximumKeys = 512
+
     static func problem(in text: String) -> Problem? {
+        if text.utf8.count > maximumBytes {
+            return Problem(line: 1, message: "is larger than \(maximumBytes >> 10) KiB; provider files and config.toml are a few KB")
+        }
         for (index, line) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             if line.contains(where: isForbiddenControl) {
                 return Problem(line: index + 1, message: "holds a control character (not valid TOML; is this a text file?)")
@@ -37,58 +55,160 @@ enum TOMLPreflight {
                 return Problem(line: index + 1, message: "not valid TOML: a table header must name a key")
             }
         }
-        return braceWhereArrayValueGoes(in: Array(text.unicodeScalars)).map {
-            Problem(line: $0, message: "not valid TOML: `}` where the array expects a value or `]`")
-        }
+        return structureProblem(in: Array(text.unicodeScalars))
+    }
+
+    /// `}` where an array expects a value, nesting beyond `maximumDepth`, more than
+    /// `maximumKeys` keys, and NUL escapes, found in one pass over the text as TOML values are written.
+    static func structureProblem(in text: [Unicode.Scalar]) -> Problem? {
+        var scanner = Scanner(text: text)
+        return scanner.run()
     }
 
     /// The line of a `}` right after an array's `[` or one of its commas, outside strings and
-    /// comments. Table headers (a `[` before any `=` on a line outside a value) are skipped.
+    /// comments, if the text has no other problem first.
     static func braceWhereArrayValueGoes(in text: [Unicode.Scalar]) -> Int? {
-        var line = 1
-        var open: [Unicode.Scalar] = []  // the `[` and `{` of the value being read
-        var valueExpected = false  // right after an array's `[` or a comma inside an array
-        var assigned = false  // an `=` outside any value on this line
+        guard let problem = structureProblem(in: text), problem.message == Scanner.braceMessage else { return nil }
+        return problem.line
+    }
+
+    /// One pass over the text, outside strings and comments, keeping what a TOML reader would be
+    /// in: the open arrays and inline tables of the value being read, whether a key's `=` came
+    /// yet, and how many segments the key being read has.
+    struct Scanner {
+        static let braceMessage = "not valid TOML: `}` where the array expects a value or `]`"
+
+        let text: [Unicode.Scalar]
         var index = 0
-        /// Comments and table headers: nothing in them opens a value.
-        func skipRestOfLine() { while index + 1 < text.count && text[index + 1] != "\n" { index += 1 } }
-        while index < text.count {
-            let scalar = text[index]
-            switch scalar {
-            case "\n":
-                line += 1
-                if open.isEmpty { assigned = false }
-            case "#":
-                skipRestOfLine()
-            case "\"", "'":
-                let end = endOfString(in: text, from: index)
-                line += text[index..<end].count { $0 == "\n" }
-                index = end
-                valueExpected = false
-                continue
-            case "=":
-                if open.isEmpty { assigned = true }
-                valueExpected = false
-            case "[" where open.isEmpty && !assigned:
-                skipRestOfLine()
-            case "[", "{":
-                open.append(scalar)
-                valueExpected = scalar == "["
-            case "}" where valueExpected:
-                return line
-            case "]", "}":
-                _ = open.popLast()
-                valueExpected = false
-            case ",":
-                valueExpected = open.last == "["
-            case " ", "\t", "\r":
-                break
-            default:
-                valueExpected = false
+        var line = 1
+        /// The `[` and `{` of the value being read.
+        var open: [Unicode.Scalar] = []
+        /// Right after an array's `[` or one of its commas.
+        var valueExpected = false
+        /// Reading a key: at the start of a line outside a value, or after an inline table's `{` or `,`.
+        var inKey = true
+        var keySegments = 1
+        var keys = 0
+
+        init(text: [Unicode.Scalar]) { self.text = text }
+
+        mutating func run() -> Problem? {
+            while index < text.count {
+                let scalar = text[index]
+                switch scalar {
+                case "\n":
+                    line += 1
+                    if open.isEmpty { startKey() }
+                case "#":
+                    skipRestOfLine()
+                case "\"", "'":
+                    let start = index
+                    index = endOfString(in: text, from: start)
+                    if text[start] == "\"", containsEscapedNUL(text[start..<index]) {
+                        return Problem(line: line, message: "a string holds an escaped NUL (\\u0000), which would cut it short")
+                    }
+                    line += text[start..<index].count { $0 == "\n" }
+                    valueExpected = false
+                    continue
+                case "=":
+                    if inKey {
+                        inKey = false
+                        keys += 1
+                        if keys > TOMLPreflight.maximumKeys {
+                            return Problem(line: line, message: "has more than \(TOMLPreflight.maximumKeys) keys")
+                        }
+                    }
+                    valueExpected = false
+                case "." where inKey:
+                    keySegments += 1
+                    if keySegments > TOMLPreflight.maximumDepth {
+                        return Problem(line: line, message: "a key has more than \(TOMLPreflight.maximumDepth) dotted parts")
+                    }
+                case "[" where open.isEmpty && inKey:
+                    // A table header: its dotted parts count like a key's.
+                    if let problem = header() { return problem }
+                    continue
+                case "[", "{":
+                    open.append(scalar)
+                    if open.count > TOMLPreflight.maximumDepth {
+                        return Problem(line: line, message: "nests arrays and inline tables more than \(TOMLPreflight.maximumDepth) deep")
+                    }
+                    valueExpected = scalar == "["
+                    if scalar == "{" { startKey() }
+                case "}" where valueExpected:
+                    return Problem(line: line, message: Self.braceMessage)
+                case "]", "}":
+                    _ = open.popLast()
+                    valueExpected = false
+                case ",":
+                    valueExpected = open.last == "["
+                    if open.last == "{" { startKey() }
+                case " ", "\t", "\r":
+                    break
+                default:
+                    valueExpected = false
+                }
+                index += 1
             }
-            index += 1
+            return nil
         }
-        return nil
+
+        private mutating func startKey() {
+            inKey = true
+            keySegments = 1
+        }
+
+        /// Comments: nothing in them opens a value.
+        private mutating func skipRestOfLine() {
+            while index + 1 < text.count && text[index + 1] != "\n" { index += 1 }
+        }
+
+        /// `[a.b]` or `[[a.b]]` up to the end of its line: counts its parts (quoted parts may hold
+        /// dots), and leaves the index on the line's end.
+        private mutating func header() -> Problem? {
+            keys += 1
+            var segments = 1
+            while index < text.count && text[index] != "\n" {
+                switch text[index] {
+                case "\"", "'":
+                    index = endOfString(in: text, from: index)
+                    continue
+                case ".":
+                    segments += 1
+                    if segments > TOMLPreflight.maximumDepth {
+                        return Problem(line: line, message: "a table header has more than \(TOMLPreflight.maximumDepth) dotted parts")
+                    }
+                case "#":
+                    skipRestOfLine()
+                default:
+                    break
+                }
+                index += 1
+            }
+            if keys > TOMLPreflight.maximumKeys { return Problem(line: line, message: "has more than \(TOMLPreflight.maximumKeys) keys") }
+            return nil
+        }
+    }
+
+    /// `\u0000` or `\U00000000` in a basic string: TOMLKit hands strings on as C strings.
+    private static func containsEscapedNUL(_ string: ArraySlice<Unicode.Scalar>) -> Bool {
+        var index = string.startIndex
+        while index < string.endIndex {
+            guard string[index] == "\\" else {
+                index += 1
+                continue
+            }
+            let next = string.index(after: index)
+            guard next < string.endIndex else { return false }
+            let digits = string[next] == "u" ? 4 : string[next] == "U" ? 8 : 0
+            if digits > 0, let end = string.index(next, offsetBy: digits + 1, limitedBy: string.endIndex),
+                string[string.index(after: next)..<end].allSatisfy({ $0 == "0" })
+            {
+                return true
+            }
+            index = string.index(index, offsetBy: 2, limitedBy: string.endIndex) ?? string.endIndex
+        }
+        return false
     }
 
     /// Where the string opening at `start` ends (the index after its closing quote, or the end of

@@ -33,7 +33,17 @@ struct LockCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            guard let vault = options.context().keystore as? VaultKeystore, vault.keyCache != nil else {
+            let context = options.context()
+            if case .failure(let errors) = context.configuration {
+                // Locking must work whatever config.toml holds: the passphrase vault is locked,
+                // and what is wrong with the file is said.
+                for error in errors.errors { Output.error(error.description) }
+                let vault = VaultKeystore(
+                    path: LatchkeyPaths(environment: context.environment).vaultFile, passphrase: TerminalPassphrasePrompt(), cacheKey: true)
+                Output.info(vault.lock() ? "The vault is locked." : "The vault was not unlocked.")
+                return
+            }
+            guard let vault = context.keystore as? VaultKeystore, vault.keyCache != nil else {
                 throw ValidationError("only the vault keystore is locked here; lock the Secret Service from your desktop")
             }
             Output.info(vault.lock() ? "The vault is locked." : "The vault was not unlocked.")
