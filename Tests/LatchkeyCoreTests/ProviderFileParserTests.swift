@@ -642,7 +642,8 @@ struct TOMLPreflightTests {
     @Test("what the provider files need still passes: sixteen levels, dots inside quoted keys, strings and numbers")
     func depthLimitLeavesRoom() {
         #expect(TOMLPreflight.problem(in: "x = " + String(repeating: "[", count: 16) + String(repeating: "]", count: 16)) == nil)
-        #expect(TOMLPreflight.problem(in: "[\"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r\"]\nx = 1.5\ny = \"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q\"") == nil)
+        let manyDots = Self.dotted(18)
+        #expect(TOMLPreflight.problem(in: "[\"\(manyDots)\"]\nx = 1.5\ny = \"\(manyDots)\"") == nil)
         #expect(TOMLPreflight.problem(in: "extra_authorization_params = { prompt = \"login\", ui.locales = \"en\" }") == nil)
     }
 
