@@ -20,10 +20,12 @@ extension Int {
 }
 
 extension AccountRecord {
-    /// The latest expiry a stored token may have: ten years from `time`. A server may promise any
-    /// lifetime (`expires_in`, an ID token's `exp`); beyond this it is a mistake or an attack, and
-    /// an unbounded date would only break arithmetic later.
+    /// The expiry a stored token may have: from `time` (a token that expired before it was
+    /// stored is stored as expired now) to ten years after it. Every lifetime from every source
+    /// passes here (`expires_in`, an ID token's `exp`, the Identity Toolkit's `expiresIn`, a
+    /// plugin's answer): a negative one is a server's mistake and showed as a year before the
+    /// common era; a huge one is a mistake or an attack and would only break arithmetic later.
     public static func boundedExpiry(_ expiry: Date?, at time: Date) -> Date? {
-        expiry.map { min($0, time.addingTimeInterval(10 * 365 * 86_400)) }
+        expiry.map { min(max($0, time), time.addingTimeInterval(10 * 365 * 86_400)) }
     }
 }

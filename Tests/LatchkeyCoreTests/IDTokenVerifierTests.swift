@@ -103,6 +103,39 @@ struct IDTokenVerifierTests {
         }
     }
 
+    // MARK: - at_hash
+
+    /// OpenID Connect Core 1.0, Appendix A.3: this access token and its RS256 `at_hash`.
+    static let exampleAccessToken = Secret("jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y")
+    static let exampleAccessTokenHash = "77QmUPtjPfzWtF2AnpK9RQ"
+
+    func verify(_ token: Secret, accessToken: Secret) throws(IDTokenError) -> IDTokenClaims {
+        try IDTokenVerifier(issuer: Self.issuer, clientID: Self.clientID).verify(
+            token, keys: try JSONWebKeySet(json: Self.keySetJSON), nonce: Secret(Self.nonce), accessToken: accessToken, now: Self.now)
+    }
+
+    @Test("an at_hash is checked against the access token issued with it: OIDC Core's example passes, another token is refused")
+    func accessTokenHash() throws {
+        let token = try Self.rs256(Self.claims { $0["at_hash"] = Self.exampleAccessTokenHash })
+        #expect(try verify(token, accessToken: Self.exampleAccessToken).subject == "248289761001")
+        #expect(throws: IDTokenError.claim("at_hash", "does not match the access token issued with it")) {
+            try verify(token, accessToken: Secret("another-access-token"))
+        }
+    }
+
+    @Test("at_hash follows the signing algorithm's hash: ES256 hashes with SHA-256, and a wrong hash is refused there too")
+    func accessTokenHashES256() throws {
+        let good = try Self.es256(Self.claims { $0["at_hash"] = Self.exampleAccessTokenHash })
+        #expect(try verify(good, accessToken: Self.exampleAccessToken).subject == "248289761001")
+        let bad = try Self.es256(Self.claims { $0["at_hash"] = "AAAAAAAAAAAAAAAAAAAAAA" })
+        #expect(throws: IDTokenError.self) { try verify(bad, accessToken: Self.exampleAccessToken) }
+    }
+
+    @Test("a token without at_hash is accepted with any access token (the claim is optional in the code flow)")
+    func noAccessTokenHash() throws {
+        #expect(try verify(try Self.rs256(), accessToken: Secret("anything")).subject == "248289761001")
+    }
+
     // MARK: - Accepted
 
     @Test("an RS256 token signed by a key in the JWKS is accepted and its claims returned")

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyCore
@@ -31,6 +32,31 @@ struct LifetimeClampTests {
         let expiresAt = try #require(updated.expiresAt)
         #expect(expiresAt <= now.addingTimeInterval(10 * 365 * 86_400))
         #expect(updated.isValid(at: now, margin: 60))
+    }
+
+    @Test("a negative lifetime from any source is stored as expired now, not as a date before the common era")
+    func negativeLifetime() throws {
+        let now = Date(timeIntervalSince1970: 1_750_000_000)
+        for expiry in [now.addingTimeInterval(-3600), Date(timeIntervalSince1970: -1e300), Date(timeIntervalSinceReferenceDate: -1e18)] {
+            #expect(AccountRecord.boundedExpiry(expiry, at: now) == now)
+        }
+        #expect(AccountRecord.boundedExpiry(now.addingTimeInterval(60), at: now) == now.addingTimeInterval(60))
+        #expect(AccountRecord.boundedExpiry(nil, at: now) == nil)
+    }
+
+    @Test("a negative expiresIn from a firebase backend is stored as expired now (it was stored as it came)")
+    func negativeFirebaseLifetime() async throws {
+        let now = Date(timeIntervalSince1970: 1_750_000_000)
+        let provider = FirebaseProvider.testing(
+            name: "fb", settings: FirebaseSettings(apiKey: "", projectID: "", mfaBackend: .exec(path: "/usr/bin/true")))
+        let service = AccountService(
+            catalog: ProviderCatalog(providers: [], errors: []), keystore: InMemoryKeystore(),
+            engine: OAuthEngine(transport: RecordingTransport(), clock: FixedClock(now)), browser: FakeBrowser())
+        let tokens = SignInTokens(
+            idToken: Secret("id"), refreshToken: nil, expiresIn: -(2100 * 365 * 86_400),
+            reportedAccount: ReportedAccount(issuer: "https://plugin.example", subject: "uid", displayName: nil, secondFactor: nil))
+        let record = try await service.firebaseAccount(from: tokens, provider: provider, factorUsed: nil, previous: nil)
+        #expect(record.expiresAt == now)
     }
 
     @Test("new tokens that name another account are refused, whoever brought them (OpenID refresh, firebase, plugin)")

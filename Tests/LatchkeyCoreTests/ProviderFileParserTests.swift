@@ -218,8 +218,8 @@ struct ProviderFileParserTests {
     }
 
     @Test(
-        "an extra authorization parameter Latchkey sets itself is rejected",
-        arguments: ["state", "nonce", "code_challenge_method", "redirect_uri"])
+        "an extra authorization parameter Latchkey sets itself, or one that replaces the whole request, is rejected (one list with endpoint URLs)",
+        arguments: ["state", "nonce", "code_challenge_method", "redirect_uri", "request", "request_uri", "code_verifier"])
     func reservedExtraParameter(name: String) throws {
         let found = errors(
             """

@@ -31,6 +31,17 @@ struct SignInFlowTests {
         #expect(server.browser.urls.count == 1)
     }
 
+    @Test("an ID token whose at_hash names another access token is refused at sign-in and at refresh; a matching one passes")
+    func accessTokenHash() async throws {
+        server.accessTokenHash(.ofAnotherToken)
+        await #expect(throws: IDTokenError.claim("at_hash", "does not match the access token issued with it")) { try await signIn() }
+        #expect(try await keystore.records().isEmpty)
+        server.accessTokenHash(.matching)
+        _ = try await signIn()
+        server.accessTokenHash(.ofAnotherToken)
+        await #expect(throws: IDTokenError.self) { try await service.refresh(AccountSelector(provider: "corp")) }
+    }
+
     @Test("the keystore is opened before the browser, so a locked vault fails before any sign-in work")
     func keystoreFirst() async throws {
         let locked = LockedKeystore()

@@ -28,6 +28,8 @@ public final class FakeAuthorizationServer: Sendable {
         var issued = 0
         var revoked: [String] = []
         var accessTokenLifetime = 3600
+        /// Whether ID tokens carry `at_hash`, and whether it is the right one.
+        var accessTokenHash: AccessTokenHash = .absent
         /// A key set from before a rotation, served once (a cache in front of the JWKS).
         var staleKeySet: String?
     }
@@ -77,6 +79,16 @@ public final class FakeAuthorizationServer: Sendable {
         }
     }
     public func accessTokenLifetime(_ seconds: Int) { state.withLock { $0.accessTokenLifetime = seconds } }
+
+    /// What the ID tokens say about the access token issued with them (OIDC Core §3.1.3.6).
+    public enum AccessTokenHash: Sendable {
+        case absent
+        case matching
+        /// The hash of another access token: a server (or someone in between) pairing tokens wrongly.
+        case ofAnotherToken
+    }
+
+    public func accessTokenHash(_ hash: AccessTokenHash) { state.withLock { $0.accessTokenHash = hash } }
     public var revokedTokens: [String] { state.withLock { $0.revoked } }
     public var currentRefreshToken: String { state.withLock { $0.refreshToken } }
 
@@ -134,12 +146,24 @@ public final class FakeAuthorizationServer: Sendable {
     private func tokens(_ state: inout State, clientID: String, nonce: String?) -> HTTPResponse {
         state.issued += 1
         state.refreshToken = "refresh-\(state.issued + 1)"
-        let idToken = state.issuer.idToken(subject: state.subject, audience: clientID, nonce: nonce, now: clock.now())
+        let accessToken = "access-\(state.issued)"
+        var extra: [String: Any] = [:]
+        switch state.accessTokenHash {
+        case .absent: break
+        case .matching: extra["at_hash"] = Self.leftHalfSHA256(accessToken)
+        case .ofAnotherToken: extra["at_hash"] = Self.leftHalfSHA256("access-of-someone-else")
+        }
+        let idToken = state.issuer.idToken(subject: state.subject, audience: clientID, nonce: nonce, now: clock.now(), extra: extra)
         return Self.json(
             """
-            {"access_token":"access-\(state.issued)","token_type":"Bearer","expires_in":\(state.accessTokenLifetime),\
+            {"access_token":"\(accessToken)","token_type":"Bearer","expires_in":\(state.accessTokenLifetime),\
             "refresh_token":"\(state.refreshToken)","id_token":"\(idToken.exposedValue)"}
             """)
+    }
+
+    /// RS256's `at_hash`: the left half of SHA-256, base64url.
+    static func leftHalfSHA256(_ text: String) -> String {
+        TestIssuer.base64URL(Array(SHA256.hash(data: Array(text.utf8))).prefix(16))
     }
 
     static func json(_ text: String, status: Int = 200) -> HTTPResponse {

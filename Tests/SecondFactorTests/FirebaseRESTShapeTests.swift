@@ -178,6 +178,17 @@ struct FirebaseRESTShapeTests {
         #expect(SecondFactorHint(id: "x", kind: .phone, displayName: nil, phoneNumber: "+15555550100").phoneNumber == "+*******0100")
     }
 
+    @Test(
+        "a number written with spaces, dashes or brackets keeps its shape with every digit but the last four masked",
+        arguments: [
+            ("+1 555 555 0100", "+* *** *** 0100"), ("+1-555-555-0100", "+*-***-***-0100"), ("+1 (555) 555-0100", "+* (***) ***-0100"),
+            ("+44 7700 900123", "+** **** **0123"), ("555 0100", "*** 0100"), ("0100", "0100"), ("+*** *** 0100", "+*** *** 0100"),
+        ])
+    func maskingWrittenNumbers(number: String, masked: String) {
+        #expect(PhoneNumberMask.maskedIfFull(number) == masked)
+        #expect(SecondFactorHint(id: "x", kind: .phone, displayName: nil, phoneNumber: number).phoneNumber == masked)
+    }
+
     @Test("secrets never show in descriptions of tokens and credentials")
     func redaction() {
         let tokens = SignInTokens(idToken: Secret("id-secret"), refreshToken: Secret("refresh-secret"), expiresIn: nil)

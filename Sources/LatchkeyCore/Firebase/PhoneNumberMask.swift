@@ -1,20 +1,26 @@
-/// The masking Firebase applies to phone hints: `+` then `*` for every digit but the last four.
+/// The masking Firebase applies to phone hints: `*` for every digit but the last four.
 ///
 /// Observed in the emulator (`+15555550100` → `+*******0100`) and in production (`+*******7074`);
-/// the general rule is an inference from those two (docs/firebase-mfa-protocol.md §2). Latchkey applies it only
-/// to numbers that arrive unmasked, so a server-masked hint is shown exactly as sent.
+/// the general rule is an inference from those two (docs/firebase-mfa-protocol.md §2). Latchkey
+/// applies it to whatever a backend sends: a server-masked hint has four digits left and is shown
+/// exactly as sent, and a number written with spaces, dashes or parentheses keeps its shape with
+/// every digit but the last four masked (`+1 (555) 555-0100` → `+* (***) ***-0100`).
 public enum PhoneNumberMask {
-    /// Masks `number` when it is a full number (digits only after an optional `+`).
+    /// `number` with every digit but the last four replaced by `*`.
     public static func maskedIfFull(_ number: String) -> String {
-        let body = number.hasPrefix("+") ? number.dropFirst() : Substring(number)
-        guard !body.isEmpty, body.allSatisfy({ $0.isASCII && $0.isNumber }) else { return number }
-        return mask(digits: String(body))
+        let digits = number.count(where: isDigit)
+        guard digits > 4 else { return number }
+        var toMask = digits - 4
+        return String(
+            number.map { character in
+                guard toMask > 0, isDigit(character) else { return character }
+                toMask -= 1
+                return "*"
+            })
     }
 
-    /// `+` followed by `*` for all digits but the last four, then those four.
-    public static func mask(digits: String) -> String {
-        let digitsOnly = digits.filter { $0.isASCII && $0.isNumber }
-        let shown = digitsOnly.suffix(4)
-        return "+" + String(repeating: "*", count: digitsOnly.count - shown.count) + shown
+    /// ASCII digits and every other decimal digit (a fullwidth `５` is a digit to a reader too).
+    private static func isDigit(_ character: Character) -> Bool {
+        character.isWholeNumber
     }
 }

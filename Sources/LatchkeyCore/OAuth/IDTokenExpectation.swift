@@ -13,11 +13,15 @@ public struct IDTokenExpectation: Sendable, Equatable {
     public var jwksURI: URL
     /// The authorization request's `nonce`, when it sent one.
     public var nonce: Secret?
+    /// The access token issued with the ID token: an ID token that carries `at_hash` must hash
+    /// to it (OIDC Core §3.1.3.6), so one token cannot be swapped in beside another.
+    public var accessToken: Secret?
 
-    public init(issuer: String, audience: String, jwksURI: URL, nonce: Secret?) {
+    public init(issuer: String, audience: String, jwksURI: URL, nonce: Secret?, accessToken: Secret? = nil) {
         self.issuer = issuer
         self.audience = audience
         self.jwksURI = jwksURI
         self.nonce = nonce
+        self.accessToken = accessToken
     }
 }

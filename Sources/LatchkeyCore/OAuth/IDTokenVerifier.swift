@@ -32,8 +32,11 @@ public struct IDTokenVerifier: Sendable {
         self.clientID = clientID
     }
 
-    /// Verifies `token` with `keys`; `nonce` is required when the request sent one.
-    public func verify(_ token: Secret, keys: JSONWebKeySet, nonce: Secret?, now: Date) throws(IDTokenError) -> IDTokenClaims {
+    /// Verifies `token` with `keys`; `nonce` is required when the request sent one, and an
+    /// `at_hash` in the token must match `accessToken`, the access token issued with it.
+    public func verify(
+        _ token: Secret, keys: JSONWebKeySet, nonce: Secret?, accessToken: Secret? = nil, now: Date
+    ) throws(IDTokenError) -> IDTokenClaims {
         let parts = token.exposedValue.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2])
@@ -75,6 +78,12 @@ public struct IDTokenVerifier: Sendable {
         if let nonce {
             guard let tokenNonce = claims.nonce, nonce.constantTimeEquals(tokenNonce) else {
                 throw .claim("nonce", "does not match the one sent with this sign-in (replayed ID token?)")
+            }
+        }
+        if let accessTokenHash = claims.accessTokenHash, let accessToken {
+            let expected = algorithm.leftHalfHash(of: Array(accessToken.exposedValue.utf8))
+            guard Secret(expected).constantTimeEquals(accessTokenHash) else {
+                throw .claim("at_hash", "does not match the access token issued with it")
             }
         }
         return IDTokenClaims(
@@ -123,6 +132,8 @@ extension IDTokenVerifier {
         var expiry: Double?
         var issuedAt: Double?
         var nonce: String?
+        /// `at_hash`
+        var accessTokenHash: String?
         var email: String?
         var name: String?
         var preferredUsername: String?
@@ -150,6 +161,7 @@ extension IDTokenVerifier {
             case expiry = "exp"
             case issuedAt = "iat"
             case nonce, email, name
+            case accessTokenHash = "at_hash"
             case preferredUsername = "preferred_username"
             case firebase
         }
@@ -163,6 +175,7 @@ extension IDTokenVerifier {
             expiry = container.lenientNumber(forKey: .expiry)
             issuedAt = container.lenientNumber(forKey: .issuedAt)
             nonce = container.lenient(forKey: .nonce)
+            accessTokenHash = container.lenient(forKey: .accessTokenHash)
             email = container.lenient(forKey: .email)
             name = container.lenient(forKey: .name)
             preferredUsername = container.lenient(forKey: .preferredUsername)

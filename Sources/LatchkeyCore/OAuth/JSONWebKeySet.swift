@@ -137,4 +137,16 @@ public enum JWSAlgorithm: String, Sendable, CaseIterable {
         case .es256, .es384: return "EC"
         }
     }
+
+    /// The left half of the hash this algorithm signs with, over `bytes`, base64url-encoded: an
+    /// `at_hash` (OIDC Core §3.1.3.6, §3.3.2.11).
+    func leftHalfHash(of bytes: [UInt8]) -> String {
+        let digest: [UInt8]
+        switch self {
+        case .rs256, .es256: digest = Array(SHA256.hash(data: bytes))
+        case .rs384, .es384: digest = Array(SHA384.hash(data: bytes))
+        case .rs512: digest = Array(SHA512.hash(data: bytes))
+        }
+        return Base64URL.encode(digest.prefix(digest.count / 2))
+    }
 }

@@ -87,7 +87,9 @@ public struct OAuthEngine: Sendable {
             throw TokenEndpointError.malformed(
                 endpoint: "token endpoint", reason: "no id_token although the openid scope was requested")
         }
-        let claims = try await verify(idToken, expecting: try expectation(provider: provider, metadata: metadata, nonce: nonce))
+        var expected = try expectation(provider: provider, metadata: metadata, nonce: nonce)
+        expected.accessToken = tokens.accessToken
+        let claims = try await verify(idToken, expecting: expected)
         return Identity(issuer: claims.issuer, subject: claims.subject, displayName: claims.displayName)
     }
 
@@ -104,10 +106,10 @@ public struct OAuthEngine: Sendable {
         let verifier = IDTokenVerifier(issuer: expectation.issuer, clientID: expectation.audience)
         var keys = try await keySet(expectation.jwksURI)
         do {
-            return try verifier.verify(idToken, keys: keys, nonce: expectation.nonce, now: now())
+            return try verifier.verify(idToken, keys: keys, nonce: expectation.nonce, accessToken: expectation.accessToken, now: now())
         } catch .unknownKey {
             keys = try await keySet(expectation.jwksURI)
-            return try verifier.verify(idToken, keys: keys, nonce: expectation.nonce, now: now())
+            return try verifier.verify(idToken, keys: keys, nonce: expectation.nonce, accessToken: expectation.accessToken, now: now())
         }
     }
 
@@ -161,7 +163,9 @@ public struct OAuthEngine: Sendable {
             expiresAt: tokens.expiresIn.map { time.addingTimeInterval(TimeInterval($0)) },
             scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) })
         if let idToken = tokens.idToken, provider.isOpenID {
-            let claims = try await verify(idToken, expecting: try expectation(provider: provider, metadata: metadata, nonce: nil))
+            var expected = try expectation(provider: provider, metadata: metadata, nonce: nil)
+            expected.accessToken = tokens.accessToken
+            let claims = try await verify(idToken, expecting: expected)
             update.idToken = idToken
             update.identity = AccountIdentity(issuer: claims.issuer, subject: claims.subject)
             update.displayName = claims.displayName

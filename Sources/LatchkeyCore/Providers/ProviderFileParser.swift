@@ -24,19 +24,16 @@ public struct ProviderFileParser {
     /// Keys a `kind = "firebase"` file may contain.
     static let firebaseAllowedKeys: Set<String> = firebaseKeys.union(["display_name", "kind", "jwks_uri", "redirect_path"])
 
-    /// Parameters Latchkey sets itself; letting a file override them would undo PKCE, state or nonce.
-    static let reservedAuthorizationParameters: Set<String> = [
-        "response_type", "client_id", "redirect_uri", "scope", "state", "nonce",
-        "code_challenge", "code_challenge_method",
-    ]
-
-    /// Parameters no configured endpoint URL may carry in its query: those of the authorization
-    /// request and those of the token, device and revocation requests. A server that reads the
-    /// first of two values would take the file's over Latchkey's.
-    static let reservedEndpointParameters: Set<String> = reservedAuthorizationParameters.union([
+    /// Parameters Latchkey sends itself, in the authorization request or to the token, device and
+    /// revocation endpoints: neither `extra_authorization_params` nor an endpoint URL's query may
+    /// set one. Letting a file set them would undo PKCE, `state` or `nonce`, and a server that
+    /// reads the first of two values would take the file's over Latchkey's; `request` and
+    /// `request_uri` would replace the whole request (RFC 9101, RFC 9126).
+    static let reservedParameters: Set<String> = [
+        "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge", "code_challenge_method",
         "grant_type", "code", "code_verifier", "refresh_token", "client_secret", "device_code", "token", "token_type_hint",
         "request_uri", "request",
-    ])
+    ]
 
     /// The endpoint keys of an OAuth provider file.
     static let endpointKeys = [
@@ -90,7 +87,7 @@ public struct ProviderFileParser {
         }
         for key in Self.endpointKeys {
             guard let raw = table[key]?.string, let items = URLComponents(string: raw)?.queryItems else { continue }
-            for name in Set(items.map(\.name)).sorted() where Self.reservedEndpointParameters.contains(name) {
+            for name in Set(items.map(\.name)).sorted() where Self.reservedParameters.contains(name) {
                 context.fail(key, "its query sets \(name), which Latchkey sends itself; remove it from the URL")
             }
         }
@@ -118,7 +115,7 @@ public struct ProviderFileParser {
         if isOpenID && !scopes.contains("openid") { scopes.insert("openid", at: 0) }
 
         let extra = context.stringTable(table, "extra_authorization_params") ?? [:]
-        for key in extra.keys.sorted() where Self.reservedAuthorizationParameters.contains(key) {
+        for key in extra.keys.sorted() where Self.reservedParameters.contains(key) {
             context.fail("extra_authorization_params.\(key)", "Latchkey sets this parameter itself; remove it", lineKey: key)
         }
 
