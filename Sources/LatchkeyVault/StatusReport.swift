@@ -77,6 +77,26 @@ public enum ReportJSON {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        return escapingTerminalControls(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    /// JSON escapes only U+0000–U+001F inside strings; DEL, the C1 controls and the bidirectional
+    /// marks that `TerminalText` makes inert can only stand inside strings here, so they become
+    /// `\uXXXX`: the same JSON to a parser, and inert in a terminal.
+    static func escapingTerminalControls(_ json: String) -> String {
+        let isEscaped = { (scalar: Unicode.Scalar) in TerminalText.isControl(scalar) && !["\t", "\n", "\r"].contains(scalar) }
+        guard json.unicodeScalars.contains(where: isEscaped) else { return json }
+        var output = ""
+        output.unicodeScalars.reserveCapacity(json.unicodeScalars.count)
+        for scalar in json.unicodeScalars {
+            // Tabs and line breaks outside strings are the layout (inside them the encoder escaped them).
+            guard isEscaped(scalar) else {
+                output.unicodeScalars.append(scalar)
+                continue
+            }
+            let digits = String(scalar.value, radix: 16)
+            output += "\\u" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        }
+        return output
     }
 }

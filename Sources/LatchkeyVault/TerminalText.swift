@@ -27,12 +27,25 @@ public enum TerminalText {
         return output
     }
 
-    private static func isInert(_ scalar: Unicode.Scalar) -> Bool {
+    /// Lines for a terminal: every line of `text` sanitized whole (no length limit: an
+    /// authorization URL may be long), keeping its line breaks and tabs, so a message can be
+    /// written as composed and still show no escape sequence that came from outside.
+    public static func sanitizedLines(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.split(separator: "\t", omittingEmptySubsequences: false).map { sanitized(String($0), maxLength: .max) }
+                .joined(separator: "\t")
+        }.joined(separator: "\n")
+    }
+
+    private static func isInert(_ scalar: Unicode.Scalar) -> Bool { !isControl(scalar) }
+
+    /// C0, DEL and C1 controls, and the bidirectional marks that can reorder what the reader sees.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F: return false
+        case 0x00...0x1F, 0x7F...0x9F: return true
         // Bidirectional embeddings, overrides and isolates can reorder what the reader sees.
-        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: return false
-        default: return true
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: return true
+        default: return false
         }
     }
 

@@ -94,3 +94,61 @@ def test_a_provider_file_over_64_kib_is_refused_without_reading_it(lk, idp_a):
     result = lk.run("providers", "check", timeout=20)
     assert result.code == EX_PROVIDER_FILE, result
     assert f"{big}: is larger than 64 KiB" in result.stderr, result
+
+
+# --------------------------------------------------------------------------- text that reaches the terminal
+
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J"
+
+
+def assert_inert(result):
+    """Nothing from a file or a server reached the terminal as a control character."""
+    for stream in (result.stdout_bytes, result.stderr_bytes):
+        assert b"\x1b" not in stream and b"\x07" not in stream, result
+
+
+def test_providers_check_shows_hostile_keys_and_file_names_as_text(lk, idp_a):
+    lk.add_provider("a", idp_a)
+    lk.write_provider_text("keys", 'display_name = "K"\nkind = "oidc"\n"\\u001b]0;pwned\\u0007" = 1\n')
+    (lk.providers_dir / f"{ESCAPES}name.toml").write_text('display_name = "N"\nkind = "oidc"\n')
+    result = lk.run("providers", "check")
+    assert result.code == EX_PROVIDER_FILE, result
+    assert_inert(result)
+    assert "\\x1B]0;pwned\\x07" in result.stderr, result
+    assert_inert(lk.run("providers"))
+
+
+def test_providers_presets_and_add_show_hostile_display_names_as_text(lk):
+    presets = lk.data / "latchkey" / "providers.d"
+    presets.mkdir(parents=True)
+    (presets / "shady.toml").write_text('display_name = "\\u001b]0;pwned\\u0007Shady"\n'
+                                        'kind = "oidc"\nissuer = "https://x.example"\nclient_id = ""\n')
+    listed = lk.run("providers", "presets")
+    assert listed.code == EX_OK and "\\x1B]0;pwned\\x07Shady" in listed.stdout, listed
+    assert_inert(listed)
+    added = lk.run("providers", "add", "shady")
+    assert_inert(added)
+
+
+PLUGIN = """#!/usr/bin/env python3
+import json, sys
+json.loads(sys.stdin.readline())
+print(json.dumps({"type": "tokens", "id_token": "header.payload.signature",
+                  "account": {"issuer": "https://plugin.example", "subject": "uid-1", "display_name": "\\u001b]0;pwned\\u0007eve"},
+                  "second_factor": "\\u001b[2Jphone"}))
+"""
+
+
+def test_a_second_factor_claim_from_the_backend_is_printed_as_text(lk):
+    """`login` printed "(second factor: …)" with the backend's claim as received."""
+    program = lk.root / "plugin" / "hostile-plugin"
+    program.parent.mkdir()
+    program.write_text(PLUGIN)
+    program.chmod(0o755)
+    lk.write_provider_text("fb", f'display_name = "Plugin"\nkind = "firebase"\nmfa_backend = "exec:{program}"\n')
+    result = lk.run("login", "fb", input=b"eve@example.test\nsecret-password\n")
+    assert result.code == EX_OK, result
+    assert "second factor: \\x1B[2Jphone" in result.stderr, result
+    assert_inert(result)
+    status = lk.run("status")
+    assert_inert(status)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -256,6 +257,45 @@ def test_fish_and_zsh_complete_provider_and_preset_names_on_tab(lk, prefix, two_
     tmux.wait_text("$ latchkey logout alpha")
     tmux.send("C-u", "latchkey providers add goo", "Tab")
     tmux.wait_text("$ latchkey providers add google")
+
+
+HOSTILE_NAME = "$(touch pwned)`touch pwned`"
+
+
+def hostile_names(lk):
+    """A preset and a provider file whose names are shell code, beside the good ones."""
+    presets = lk.data / "latchkey" / "providers.d"
+    presets.mkdir(parents=True, exist_ok=True)
+    (presets / f"{HOSTILE_NAME}.toml").write_text('display_name = "x"\nkind = "oidc"\nissuer = "https://x.example"\n')
+    (presets / "goodpreset.toml").write_text('display_name = "x"\nkind = "oidc"\nissuer = "https://x.example"\n')
+    lk.write_provider_text(HOSTILE_NAME, 'display_name = "x"\nkind = "oidc"\nissuer = "https://x.example"\n')
+
+
+def test_bash_tab_never_runs_a_preset_or_provider_name_as_code(lk, prefix, two_providers):
+    """bash's script hands candidates to `compgen -W`, which expands them: a preset file named
+    `$(cmd).toml` ran `cmd` on Tab."""
+    hostile_names(lk)
+    latchkey = str(prefix / "bin" / "latchkey")
+    names = bash_complete(lk, prefix, latchkey, "providers", "add", "")
+    assert "goodpreset" in names and "google" in names, names
+    assert not [n for n in names if not re.fullmatch(r"[A-Za-z0-9._-]+", n)], names
+    assert bash_complete(lk, prefix, latchkey, "providers", "add", "goo") == ["goodpreset", "google"]
+    assert bash_complete(lk, prefix, latchkey, "token", "") == ["alpha", "beta"]
+    assert not (lk.root / "pwned").exists(), "a name was run as a command"
+    listed = run(lk, prefix, latchkey, "providers", "presets")
+    assert "pwned" not in listed.stdout, "a preset named like shell code is not offered at all"
+
+
+@pytest.mark.parametrize("shell", ["fish", "zsh"])
+def test_fish_and_zsh_tab_never_run_a_name_as_code(lk, prefix, two_providers, shell, tmux):
+    hostile_names(lk)
+    tmux.start(interactive_shell(lk, prefix, shell), installed_env(lk, prefix, TERM="tmux-256color"))
+    tmux.wait_text("$")
+    tmux.send("latchkey providers add goodp", "Tab")
+    tmux.wait_text("$ latchkey providers add goodpreset")
+    tmux.send("C-u", "latchkey token ", "Tab", "Tab")
+    tmux.wait_for(lambda text: "alpha" in text and "beta" in text, what="the provider names")
+    assert not (lk.root / "pwned").exists(), "a name was run as a command"
 
 
 # --------------------------------------------------------------------------- staging, uninstall, make

@@ -41,6 +41,11 @@ extension AccountService {
     func firebaseAccount(
         from tokens: SignInTokens, provider: FirebaseProvider, factorUsed: String?, previous: AccountRecord?
     ) async throws -> AccountRecord {
+        for (member, token) in [("ID token", Optional(tokens.idToken)), ("refresh token", tokens.refreshToken)] {
+            guard let token, !TokenText.isValid(token.exposedValue) else { continue }
+            throw FirebaseAuthError.malformedResponse(
+                backend: provider.name, reason: "the \(member) holds characters no token has (spaces or control characters)")
+        }
         let time = engine.now()
         let account: ReportedAccount
         var expiresAt: Date?

@@ -42,7 +42,7 @@ public struct TokenResponse: Sendable {
         func nonEmpty(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }
         // Tokens go to stdout, into headers and into the kernel keyring: only visible ASCII.
         for (member, value) in [("access_token", accessToken), ("refresh_token", wire.refreshToken), ("id_token", wire.idToken)] {
-            guard let value, !Self.isTokenText(value) else { continue }
+            guard let value, !value.isEmpty, !TokenText.isValid(value) else { continue }
             throw .malformed(endpoint: endpoint, reason: "\(member) holds characters no token has (spaces or control characters)")
         }
         return TokenResponse(
@@ -53,12 +53,6 @@ public struct TokenResponse: Sendable {
 }
 
 extension TokenResponse {
-    /// Visible ASCII only (RFC 6749 §A.12 and §A.17 allow %x20-7E; a space never appears in
-    /// practice and would split a header, so it is refused too).
-    static func isTokenText(_ text: String) -> Bool {
-        text.utf8.allSatisfy { (0x21...0x7E).contains($0) }
-    }
-
     /// The §5.1 members as they arrive; `parse` validates them. Every member is optional here
     /// (`null` counts as absent) so that a missing one gets its own message.
     struct Wire: Decodable {

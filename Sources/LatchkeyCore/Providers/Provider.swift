@@ -41,6 +41,14 @@ public struct Provider: Sendable, Equatable {
 
     /// The values `kind` may take in a provider file.
     static let kindNames = ["oidc", "oauth2", "firebase"]
+
+    /// Whether `name` can name a provider or a preset: letters, digits, `.`, `_` and `-` (the
+    /// file name without `.toml`). Nothing a shell, a terminal or a path would read specially,
+    /// so names can be completed on Tab and printed as they are.
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".") && !name.hasPrefix("-")
+            && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+    }
 }
 
 /// How an OAuth 2.0 client is registered at its authorization server: the part of a provider

@@ -47,8 +47,9 @@ public struct ProviderFileParser {
     public func parse(_ text: String, file: String) -> Result<Provider, ProviderFileErrors> {
         var context = Context(file: file, text: text)
         let name = URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent
-        if name.isEmpty || !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) {
-            context.fail(nil, "the file name must be letters, digits, '.', '_' or '-' followed by .toml (it becomes the provider's name)")
+        if !Provider.isValidName(name) {
+            context.fail(
+                nil, "the file name must be letters, digits, '.', '_' or '-', not starting with '.' or '-', followed by .toml (it becomes the provider's name)")
         }
 
         if let problem = TOMLPreflight.problem(in: text) {
@@ -184,7 +185,7 @@ public struct ProviderFileParser {
             if raw == "password" {
                 firstFactor = .password
             } else if raw.hasPrefix("provider:"), case let other = String(raw.dropFirst("provider:".count)), !other.isEmpty,
-                other != name, other.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+                other != name, Provider.isValidName(other)
             {
                 firstFactor = .provider(other)
             } else {

@@ -35,7 +35,8 @@ public struct ProviderPresets: Sendable {
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             for entry in entries where entry.hasSuffix(".toml") {
                 let name = String(entry.dropLast(".toml".count))
-                guard found[name] == nil else { continue }
+                // A name that could not name a provider is no preset: it would reach a shell on Tab.
+                guard Provider.isValidName(name), found[name] == nil else { continue }
                 let file = directory + "/" + entry
                 let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
                 found[name] = Preset(name: name, file: file, displayName: try? parser.parse(text, file: file).get().displayName)

@@ -17,7 +17,7 @@ struct StatusCommand: AsyncParsableCommand {
             let records = try await context.keystore.records()
             let report = StatusReport(records: records, keystore: context.keystore.backendName, now: Date())
             if json {
-                Output.result(try report.json())
+                try Output.json(report)
                 return
             }
             if records.isEmpty { Output.info("No accounts signed in. Sign in with `latchkey login PROVIDER` (see `latchkey providers`).") }

@@ -19,7 +19,7 @@ struct TokenCommand: AsyncParsableCommand {
         try await Failure.reporting {
             let token = try await options.context().service.validToken(
                 for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval, idToken: idToken)
-            Output.result(token.exposedValue)
+            Output.token(token)
         }
     }
 }

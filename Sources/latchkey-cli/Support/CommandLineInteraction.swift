@@ -54,7 +54,8 @@ struct CommandLineInteraction: SignInInteraction {
             let code = QRCode(text: authorization.verificationURIComplete ?? authorization.verificationURI)
         else { return }
         let lines = code.terminalLines(colored: (environment["NO_COLOR"] ?? "").isEmpty)
-        Output.info("\nOr scan this code with a phone to open the address:\n\n" + lines.joined(separator: "\n") + "\n")
+        Output.info("\nOr scan this code with a phone to open the address:\n")
+        Output.drawing(lines + [""])
     }
 
     // MARK: - Firebase

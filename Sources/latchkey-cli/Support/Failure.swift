@@ -49,14 +49,21 @@ enum Failure {
     }
 }
 
-/// stdout carries only what a command promises (a token, JSON); everything for people goes to stderr.
+/// stdout carries only what a command promises (a token, JSON, a listing); everything for people
+/// goes to stderr.
+///
+/// Text for a terminal is sanitized here, whatever composed it: names, keys and file names from
+/// provider files, claims and errors from servers, preset names. A caller never has to remember
+/// to; only a token (checked to be visible ASCII when it was received), JSON (whose encoder
+/// escapes every control character) and the QR code Latchkey draws itself are written as they are.
 enum Output {
+    /// A line or a listing on stdout.
     static func result(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(TerminalText.sanitizedLines(text) + "\n", to: .standardOutput)
     }
 
     static func info(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        write(TerminalText.sanitizedLines(text) + "\n", to: .standardError)
     }
 
     static func error(_ text: String) {
@@ -64,6 +71,20 @@ enum Output {
     }
 
     static func json(_ value: some Encodable) throws {
-        result(try ReportJSON.text(of: value))
+        write(try ReportJSON.text(of: value) + "\n", to: .standardOutput)
+    }
+
+    /// A token on stdout, exactly as issued.
+    static func token(_ token: Secret) {
+        write(token.exposedValue + "\n", to: .standardOutput)
+    }
+
+    /// Lines Latchkey drew itself with its own escape sequences (the QR code's colours).
+    static func drawing(_ lines: [String]) {
+        write(lines.joined(separator: "\n") + "\n", to: .standardError)
+    }
+
+    private static func write(_ text: String, to handle: FileHandle) {
+        handle.write(Data(text.utf8))
     }
 }
