@@ -49,7 +49,9 @@ public struct ProviderFileParser {
         let name = URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent
         if !Provider.isValidName(name) {
             context.fail(
-                nil, "the file name must be letters, digits, '.', '_' or '-', not starting with '.' or '-', followed by .toml (it becomes the provider's name)")
+                nil,
+                "the file name must be letters, digits, '.', '_' or '-', not starting with '.' or '-', followed by .toml"
+                    + " (it becomes the provider's name)")
         }
 
         if let problem = TOMLPreflight.problem(in: text) {
