@@ -10,7 +10,7 @@ private let pendingSignal = Atomic<Int32>(0)
 public enum Screen {
     public enum Outcome: Sendable, Equatable {
         case quit
-        /// SIGINT, SIGTERM or SIGHUP closed the screen (the terminal was restored first).
+        /// SIGINT, SIGTERM, SIGHUP or SIGQUIT closed the screen (the terminal was restored first).
         case interrupted(signal: Int32)
     }
 
@@ -24,9 +24,10 @@ public enum Screen {
     public static func run(
         environment: [String: String], service: AccountService, typedPassphrase: TypedPassphrase?, demo: DemoHooks? = nil
     ) throws(ScreenError) -> Outcome {
-        // Handlers first: ncurses then leaves INT/TERM/HUP alone (it only takes over SIG_DFL) and
-        // keeps SIGWINCH, which it turns into KEY_RESIZE.
-        let signals = [SIGINT, SIGTERM, SIGHUP]
+        // Handlers first: ncurses then leaves INT/TERM/HUP/QUIT alone (it only takes over SIG_DFL)
+        // and keeps SIGWINCH, which it turns into KEY_RESIZE. QUIT (Ctrl-\) too: its default
+        // action would end the process with the terminal still in the screen's modes.
+        let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
         pendingSignal.store(0, ordering: .relaxed)
         for number in signals { signal(number) { pendingSignal.store($0, ordering: .relaxed) } }
         defer { for number in signals { signal(number, SIG_DFL) } }

@@ -10,6 +10,8 @@ import shlex
 import signal
 import subprocess
 import time
+
+import pytest
 import urllib.request
 from pathlib import Path
 
@@ -99,14 +101,15 @@ def test_demo_browser_approves_a_device_code_from_the_screen(tmux, lk):
     tmux.send("q")
 
 
-def test_ctrl_c_ends_the_demo_and_removes_its_directory(tmux, lk):
+@pytest.mark.parametrize("key, trap, status", [("C-c", "INT", 130), ("C-\\", "QUIT", 131)], ids=["ctrl-c", "ctrl-backslash"])
+def test_ctrl_c_and_ctrl_backslash_end_the_demo_and_remove_its_directory(tmux, lk, key, trap, status):
     out = lk.root / "rc"
-    tmux.start(f"trap : INT; {demo_command()}; echo $? > {out}", demo_env(lk))
+    tmux.start(f"trap : {trap}; {demo_command()}; echo $? > {out}", demo_env(lk))
     tmux.wait_text("q quit")
     assert list(lk.tmp.glob("latchkey-demo.*"))
-    tmux.send("C-c")
+    tmux.send(key)
     tmux.wait_for(lambda _: out.exists() and out.stat().st_size > 0, what="the demo to exit")
-    assert out.read_text().strip() == "130"
+    assert out.read_text().strip() == str(status)
     assert leftovers(lk) == []
 
 

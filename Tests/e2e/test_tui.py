@@ -3,6 +3,8 @@
 import re
 import time
 
+import pytest
+
 from conftest import ALICE, Latchkey
 from tui_support import colour_codes, screen_command, screen_env, tmux  # noqa: F401 (fixture)
 
@@ -116,18 +118,19 @@ def test_an_idp_error_description_with_escape_sequences_is_rendered_inert(tmux, 
     assert tmux.pane_title() == title_before != "pwned"
 
 
-def test_ctrl_c_restores_the_terminal(tmux, lk, idp_a, idp_b):
+@pytest.mark.parametrize("key, trap, status", [("C-c", "INT", 130), ("C-\\", "QUIT", 131)], ids=["ctrl-c", "ctrl-backslash"])
+def test_ctrl_c_and_ctrl_backslash_restore_the_terminal(tmux, lk, idp_a, idp_b, key, trap, status):
     two_providers(lk, idp_a, idp_b)
     out = lk.root / "stty"
-    # The shell traps SIGINT (a trap, unlike ignoring, is reset for latchkey) so it lives on to run stty.
-    command = f"trap : INT; stty -a > {out}.before; {screen_command()}; echo $? > {out}.rc; stty -a > {out}.after"
+    # The shell traps the signal (a trap, unlike ignoring, is reset for latchkey) so it lives on to run stty.
+    command = f"trap : {trap}; stty -a > {out}.before; {screen_command()}; echo $? > {out}.rc; stty -a > {out}.after"
     tmux.start(command, screen_env(lk))
     tmux.wait_text("q quit")
-    tmux.send("C-c")
+    tmux.send(key)
     tmux.wait_for(lambda _: (lk.root / "stty.after").exists() and (lk.root / "stty.after").stat().st_size > 0,
                   what="stty after the screen")
     assert (lk.root / "stty.after").read_text() == (lk.root / "stty.before").read_text()
-    assert (lk.root / "stty.rc").read_text().strip() == "130"
+    assert (lk.root / "stty.rc").read_text().strip() == str(status)
 
 
 def test_an_unknown_term_falls_back_to_the_plain_status(tmux, lk, idp_a, idp_b):

@@ -90,4 +90,14 @@ static inline long lk_invalidate_key(int32_t key) {
     return syscall(SYS_keyctl, KEYCTL_INVALIDATE, key);
 }
 
+/// Saves the settings of the terminal `fd` so that they come back whatever ends what is reading
+/// it: until `lk_terminal_unguard`, SIGINT, SIGTERM, SIGHUP and SIGQUIT restore them before the
+/// signal does what it would have done (an ignored one stays ignored), and so does exit(), which
+/// a command may reach while another thread still waits in a read. One guard at a time; returns
+/// 0, or -1 when `fd` is not a terminal or a guard is active.
+int lk_terminal_guard(int fd);
+
+/// Restores the saved settings now and puts the signal actions back.
+void lk_terminal_unguard(void);
+
 #endif

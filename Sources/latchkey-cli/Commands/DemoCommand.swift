@@ -81,9 +81,9 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     /// `--no-tui`: prints the environment (shell syntax) that points `latchkey` at the demo, then
-    /// serves until SIGINT, SIGTERM or SIGHUP.
+    /// serves until SIGINT, SIGTERM, SIGHUP or SIGQUIT.
     private func serveUntilSignal(_ session: DemoSession) async -> Int32? {
-        for number in [SIGINT, SIGTERM, SIGHUP] { Foundation.signal(number) { demoSignal.store($0, ordering: .relaxed) } }
+        for number in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { Foundation.signal(number) { demoSignal.store($0, ordering: .relaxed) } }
         let browser = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var lines = [
             "LATCHKEY_PROVIDERS_DIR", "LATCHKEY_PASSPHRASE_FILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",

@@ -1,3 +1,4 @@
+import CLatchkeySys
 import Foundation
 import LatchkeyCore
 import LatchkeyTUI
@@ -120,13 +121,14 @@ struct CommandLineInteraction: SignInInteraction {
 /// Reads the pasted redirect URL from stdin with no length limit.
 ///
 /// A terminal in canonical mode cuts a line at 4096 bytes (the kernel's line buffer), and
-/// redirect URLs with large `code`s exceed that; so canonical mode is switched off for the read.
+/// redirect URLs with large `code`s exceed that; so canonical mode is switched off for the read,
+/// and comes back whatever ends it: Enter, Ctrl-C, a signal, or `--timeout`, after which the
+/// command exits while this read still waits (`lk_terminal_guard` restores it at exit).
 enum PastedLine {
     static func read() -> String? {
-        var original = termios()
-        let isTerminal = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &original) == 0
+        var raw = termios()
+        let isTerminal = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &raw) == 0 && lk_terminal_guard(STDIN_FILENO) == 0
         if isTerminal {
-            var raw = original
             raw.c_lflag &= ~tcflag_t(ICANON)
             withUnsafeMutableBytes(of: &raw.c_cc) { cc in
                 cc[Int(VMIN)] = 1
@@ -134,7 +136,7 @@ enum PastedLine {
             }
             tcsetattr(STDIN_FILENO, TCSANOW, &raw)
         }
-        defer { if isTerminal { tcsetattr(STDIN_FILENO, TCSANOW, &original) } }
+        defer { if isTerminal { lk_terminal_unguard() } }
         return LineReader(descriptor: STDIN_FILENO).readLine()?.trimmingCharacters(in: .whitespaces)
     }
 }

@@ -1,3 +1,4 @@
+import CLatchkeySys
 import Foundation
 import LatchkeyCore
 import LatchkeyVault
@@ -42,16 +43,16 @@ struct TerminalDevice {
         _ = text.withCString { Glibc.write(descriptor, $0, strlen($0)) }
     }
 
-    /// Reads one line with echo off; the terminal settings are restored whatever happens.
+    /// Reads one line with echo off; the terminal settings are restored whatever happens,
+    /// Ctrl-C, a SIGTERM or the end of the process included (`lk_terminal_guard`).
     func readHidden(prompt: String) -> String? {
         write(prompt)
-        var original = termios()
-        guard tcgetattr(descriptor, &original) == 0 else { return nil }
-        var silent = original
+        var silent = termios()
+        guard tcgetattr(descriptor, &silent) == 0, lk_terminal_guard(descriptor) == 0 else { return nil }
         silent.c_lflag &= ~tcflag_t(ECHO)
         tcsetattr(descriptor, TCSAFLUSH, &silent)
         defer {
-            tcsetattr(descriptor, TCSAFLUSH, &original)
+            lk_terminal_unguard()
             write("\n")
         }
         return LineReader(descriptor: descriptor).readLine()
