@@ -28,7 +28,7 @@ public final class DemoSession: Sendable {
     public let directory: String
     /// The vault inside `directory`, as every Latchkey command with `environment` finds it.
     public let vaultPath: String
-    /// Where `close()` moves the vault to (`--vault`), if anywhere.
+    /// Where `close()` copies the vault to (`--vault`), if anywhere.
     public let keepVaultAt: String?
     /// What `latchkey` would see had the person exported the demo's paths: providers.d, XDG
     /// directories and the passphrase file all inside `directory`.
@@ -50,7 +50,7 @@ public final class DemoSession: Sendable {
         self.keepVaultAt = keepVaultAt
     }
 
-    /// Starts both providers and writes their files. With `keepVaultAt`, `close()` moves the
+    /// Starts both providers and writes their files. With `keepVaultAt`, `close()` copies the
     /// vault there (it must not exist yet) instead of removing it.
     public static func start(environment base: [String: String], keepVaultAt: String? = nil) async throws(DemoError) -> DemoSession {
         if let keepVaultAt, FileManager.default.fileExists(atPath: keepVaultAt) {
@@ -125,19 +125,49 @@ public final class DemoSession: Sendable {
         ]
     }
 
-    /// Stops both providers and removes the directory; a vault to keep is moved out first.
-    /// Returns where the vault was kept, if it was.
-    public func close() async -> String? {
+    /// What became of the vault `--vault PATH` asked to keep.
+    public enum KeptVault: Sendable, Equatable {
+        case kept(at: String)
+        /// PATH could not be made a new file (something appeared there while the demo ran, or its
+        /// directory refuses it): nothing there was replaced.
+        case notKept(String)
+    }
+
+    /// Stops both providers and removes the directory; a vault to keep is copied out first into a
+    /// file created for it, never over one that appeared at that path since the start.
+    public func close() async -> KeptVault? {
         await openID.shutdown()
         await firebase.shutdown()
-        var kept: String?
-        if let keepVaultAt, FileManager.default.fileExists(atPath: vaultPath) {
-            if rename(vaultPath, keepVaultAt) == 0 || (try? FileManager.default.copyItem(atPath: vaultPath, toPath: keepVaultAt)) != nil {
-                kept = keepVaultAt
-            }
+        var kept: KeptVault?
+        if let keepVaultAt, let bytes = FileManager.default.contents(atPath: vaultPath) {
+            kept = Self.createExclusively(keepVaultAt, bytes: Array(bytes))
         }
         try? FileManager.default.removeItem(atPath: directory)
         return kept
+    }
+
+    /// Writes `bytes` to a new file at `path` (O_EXCL, no symlink followed, mode 0600), durably.
+    static func createExclusively(_ path: String, bytes: [UInt8]) -> KeptVault {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            return .notKept("\(path) cannot be created (\(String(cString: strerror(errno)))); nothing there was replaced")
+        }
+        defer { Glibc.close(descriptor) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, $0.count - written) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                unlink(path)
+                return .notKept("\(path) could not be written (\(String(cString: strerror(errno))))")
+            }
+            written += count
+        }
+        guard fsync(descriptor) == 0 else {
+            unlink(path)
+            return .notKept("\(path) could not be written (\(String(cString: strerror(errno))))")
+        }
+        return .kept(at: path)
     }
 
     // MARK: - Files

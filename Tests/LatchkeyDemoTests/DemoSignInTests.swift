@@ -127,7 +127,7 @@ struct DemoSignInTests {
         let provider = try service.catalog.provider(named: DemoSession.openIDName)
         let (record, _) = try await service.signIn(
             provider: provider, interaction: ScriptedPerson(answer: { _, _ in .cancel }), timeout: .seconds(30))
-        #expect(await session.close() == kept)
+        #expect(await session.close() == .kept(at: kept))
         let vault = try #require(FileManager.default.contents(atPath: kept))
         #expect(vault.range(of: Data(record.accessToken.exposedValue.utf8)) == nil, "the kept vault is encrypted")
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent) == ["kept.vault"])

@@ -157,3 +157,23 @@ def test_the_demo_without_a_terminal_says_to_use_no_tui_and_leaves_nothing(lk):
     assert result.returncode == 69, result
     assert "--no-tui" in result.stderr
     assert leftovers(lk) == []
+
+
+def test_demo_vault_path_taken_while_the_demo_ran_is_never_written_through(lk):
+    """`--vault PATH` was checked at the start and written at the end without a check: a symlink
+    planted at PATH meanwhile had the vault written over its target."""
+    kept = lk.root / "kept-vault"
+    target = lk.root / "victim"
+    target.write_text("precious")
+    popen, exports = start_headless(lk, "--vault", str(kept))
+    try:
+        env = {**exports, "PATH": os.environ["PATH"]}
+        assert lk.run("login", "demo-openid", "--timeout", "30", env=env).code == 0
+        kept.symlink_to(target)
+    finally:
+        popen.send_signal(signal.SIGTERM)
+        assert popen.wait(30) == 128 + signal.SIGTERM
+    stderr = popen.stderr.read()
+    assert "the demo vault was not kept" in stderr and "nothing there was replaced" in stderr, stderr
+    assert target.read_text() == "precious" and kept.is_symlink()
+    assert leftovers(lk) == []

@@ -37,8 +37,10 @@ struct DemoCommand: AsyncParsableCommand {
             }
             let session = try await DemoSession.start(environment: ProcessInfo.processInfo.environment, keepVaultAt: vault)
             let status = noTUI ? await serveUntilSignal(session).map { 128 + $0 } : showScreen(session)
-            if let kept = await session.close() {
-                Output.info("Kept the demo vault at \(kept) (passphrase: \(DemoSession.keptVaultPassphrase)).")
+            switch await session.close() {
+            case .kept(let path)?: Output.info("Kept the demo vault at \(path) (passphrase: \(DemoSession.keptVaultPassphrase)).")
+            case .notKept(let reason)?: Output.error("the demo vault was not kept: \(reason)")
+            case nil: break
             }
             if let status { throw ExitCode(status) }
         }
