@@ -53,7 +53,9 @@ public struct AccountSummary: Sendable, Equatable {
     public var label: String { displayName ?? id.subject }
 
     /// Names exactly this account for `AccountService` (the subject is unique at a provider).
-    public var selector: AccountSelector { AccountSelector(provider: id.provider, account: id.subject) }
+    public var selector: AccountSelector { Self.selector(of: id) }
+
+    static func selector(of id: ID) -> AccountSelector { AccountSelector(provider: id.provider, account: id.subject) }
 }
 
 /// One configured provider as the screen shows it.

@@ -224,7 +224,8 @@ public struct AppState: Sendable {
             providerErrors[account.id.provider] = nil
             let factor = account.secondFactor.map { " (second factor: \($0))" } ?? ""
             switch screen.purpose {
-            case .signIn(let name):
+            case .signIn, .signInAgain:
+                let name = screen.purpose.provider
                 let providerName = provider(named: name)?.displayName ?? name
                 message = Message(
                     text: "\(added ? "Signed in" : "Signed in again") to \(providerName) as \(account.label)\(factor).", isError: false)
@@ -235,7 +236,7 @@ public struct AppState: Sendable {
             selected = .account(account.id)
             return [.loadAccounts]
         case .failed(let problem):
-            if case .signIn(let name) = screen.purpose { providerErrors[name] = problem.message }
+            if case .enroll = screen.purpose {} else { providerErrors[screen.purpose.provider] = problem.message }
             guard screen.keepsFailure else {
                 mode = .list
                 message = Message(text: "Sign-in failed: \(problem.message)", isError: true)
@@ -293,10 +294,10 @@ public struct AppState: Sendable {
                 var restarted = SignInScreen(purpose: screen.purpose, startedAt: now, mode: chosen)
                 restarted.firstFactor = screen.firstFactor
                 mode = .signIn(restarted)
-                return [.cancelSignIn, .startSignIn(provider: screen.purpose.provider, mode: chosen)]
+                return [.cancelSignIn, screen.purpose.signIn(mode: chosen)]
             case .restart:
                 mode = .signIn(SignInScreen(purpose: screen.purpose, startedAt: now))
-                return [.startSignIn(provider: screen.purpose.provider)]
+                return [screen.purpose.signIn()]
             case .close:
                 mode = .list
                 return []
@@ -334,11 +335,13 @@ public struct AppState: Sendable {
         case .home, .character("g"): moveSelection(by: -rows.count)
         case .end, .character("G"): moveSelection(by: rows.count)
         case .enter:
+            // On an account row: that account again (login_hint, identity checked); else a new one.
+            if let account = selectedAccount { return startSignIn(.signInAgain(account.id)) }
             guard let provider = selectedProvider else { return [.beep] }
-            providerErrors[provider.name] = nil
-            message = nil
-            mode = .signIn(SignInScreen(purpose: .signIn(provider: provider.name), startedAt: now))
-            return [.startSignIn(provider: provider.name)]
+            return startSignIn(.signIn(provider: provider.name))
+        case .character("n"):
+            guard let provider = selectedProvider else { return [.beep] }
+            return startSignIn(.signIn(provider: provider.name))
         case .character("e"):
             guard let account = selectedAccountOrOnlyOne, provider(named: account.id.provider)?.enrollsPhones == true else {
                 message = Message(text: "e enrolls a phone on a signed-in firebase account; select one first.", isError: true)
@@ -379,6 +382,13 @@ public struct AppState: Sendable {
             return [.beep]
         }
         return []
+    }
+
+    private mutating func startSignIn(_ purpose: SignInScreen.Purpose) -> [Effect] {
+        providerErrors[purpose.provider] = nil
+        message = nil
+        mode = .signIn(SignInScreen(purpose: purpose, startedAt: now))
+        return [purpose.signIn()]
     }
 
     /// The selected account, or on a provider row the provider's only account.

@@ -48,8 +48,8 @@ final class EffectRunner {
             loadAccounts()
         case .loadAccounts:
             loadAccounts()
-        case .startSignIn(let name, let mode):
-            startSignIn(name, mode: mode)
+        case .startSignIn(let name, let mode, let account):
+            startSignIn(name, mode: mode, account: account)
         case .demoBrowse(let visit):
             guard let demoBrowse else { return }
             spawn { inbox in
@@ -144,10 +144,10 @@ final class EffectRunner {
         }
     }
 
-    private func startSignIn(_ name: String, mode: OAuthClient.RedirectMode?) {
+    private func startSignIn(_ name: String, mode: OAuthClient.RedirectMode?, account: AccountSelector?) {
         runFlow { service, interaction in
             let (record, outcome) = try await service.signIn(
-                provider: try service.catalog.provider(named: name), mode: mode, interaction: interaction)
+                provider: try service.catalog.provider(named: name), mode: mode, account: account, interaction: interaction)
             return (record, outcome == .added)
         }
     }

@@ -120,8 +120,10 @@ public enum PromptAnswer: Sendable, Equatable {
 public enum Effect: Sendable, Equatable {
     case unlock(Secret)
     case loadAccounts
-    /// Sign in to the provider; `mode` overrides its redirect mode (paste or device chosen on screen).
-    case startSignIn(provider: String, mode: OAuthClient.RedirectMode? = nil)
+    /// Sign in to the provider; `mode` overrides its redirect mode (paste or device chosen on
+    /// screen); `account` makes it a sign-in again of that account (`login_hint`, and an answer
+    /// naming anyone else is refused), as `latchkey login PROVIDER:ACCOUNT` does.
+    case startSignIn(provider: String, mode: OAuthClient.RedirectMode? = nil, account: AccountSelector? = nil)
     /// Hand the person's answer to the sign-in waiting for it.
     case answer(PromptAnswer)
     /// Enroll a phone for a signed-in firebase account (the code is asked on screen).

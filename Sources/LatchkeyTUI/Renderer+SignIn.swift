@@ -12,7 +12,11 @@ extension Renderer {
         let spin = String(spinner[state.spinnerStep % spinner.count])
         // The first factor of a firebase provider says whose: its second factor follows.
         var title = screen.firstFactor.map { "Sign in to \(safe($0)) (first factor of \(name))" } ?? "Sign in to \(name)"
-        if case .enroll(let id) = screen.purpose {
+        switch screen.purpose {
+        case .signIn: break
+        case .signInAgain(let id):
+            if screen.firstFactor == nil { title = "Sign in to \(name) again as \(safe(state.account(id)?.label ?? id.subject))" }
+        case .enroll(let id):
             title = "Enroll a phone as second factor for \(safe(state.account(id)?.label ?? id.subject)) at \(name)"
         }
         if case .device(let device, let expiresAt) = screen.step {

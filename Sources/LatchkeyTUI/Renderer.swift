@@ -110,8 +110,8 @@ public enum Renderer {
             if state.isEditingFilter {
                 keys = ["type to filter", "⏎ keep", "Esc clear"]
             } else {
-                let enter = state.selectedAccount == nil ? "⏎ sign in" : "⏎ add account"
-                keys = ["↑↓ move", enter, "r refresh", "x sign out", "c copy token", "/ filter", "? help", "q quit"]
+                let enter = state.selectedAccount == nil ? "⏎ sign in" : "⏎ sign in again"
+                keys = ["↑↓ move", enter, "n add account", "r refresh", "x sign out", "c copy token", "/ filter", "? help", "q quit"]
                 if let account = state.selectedAccount, state.provider(named: account.id.provider)?.enrollsPhones == true {
                     keys.insert("e enroll phone", at: 2)
                 }
@@ -301,7 +301,8 @@ public enum Renderer {
     static func help(width: Int) -> [[Frame.Span]] {
         let keys: [(String, String)] = [
             ("↑ ↓  j k", "move between providers and accounts"),
-            ("Enter", "sign in (on an account row: add another account)"),
+            ("Enter", "sign in (on an account row: that account again, as `login PROVIDER:ACCOUNT`)"),
+            ("n", "add another account at the provider"),
             ("r", "refresh the token now"),
             ("x", "sign out (asks first; revokes at the provider)"),
             ("c", "copy the access token to the clipboard (OSC 52)"),

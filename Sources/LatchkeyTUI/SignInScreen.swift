@@ -7,8 +7,10 @@ import LatchkeyVault
 /// `PromptAnswer`s.
 public struct SignInScreen: Sendable, Equatable {
     public enum Purpose: Sendable, Equatable {
-        /// Signing in to this provider (a new account, or one again).
+        /// Signing in to this provider: a new account, or one of its accounts signed in again.
         case signIn(provider: String)
+        /// Signing this account in again: only it may come back.
+        case signInAgain(AccountSummary.ID)
         /// Enrolling a phone for this signed-in account.
         case enroll(AccountSummary.ID)
 
@@ -16,7 +18,16 @@ public struct SignInScreen: Sendable, Equatable {
         public var provider: String {
             switch self {
             case .signIn(let provider): return provider
-            case .enroll(let id): return id.provider
+            case .signInAgain(let id), .enroll(let id): return id.provider
+            }
+        }
+
+        /// The sign-in this screen runs (and runs again on a restart), for `mode`.
+        func signIn(mode: OAuthClient.RedirectMode? = nil) -> Effect {
+            switch self {
+            case .signIn(let provider): return .startSignIn(provider: provider, mode: mode)
+            case .signInAgain(let id): return .startSignIn(provider: id.provider, mode: mode, account: AccountSummary.selector(of: id))
+            case .enroll: return .beep
             }
         }
     }
@@ -95,7 +106,7 @@ public struct SignInScreen: Sendable, Equatable {
         self.startedAt = startedAt
         self.mode = mode
         switch purpose {
-        case .signIn:
+        case .signIn, .signInAgain:
             step = .working(mode == .device ? "Asking the provider for a device code…" : "Contacting the provider…")
         case .enroll:
             step = .enrollForm
@@ -221,7 +232,8 @@ public struct SignInScreen: Sendable, Equatable {
             step = .paste(url: url, redirectURI: redirectURI, submitted: true)
             return .answer(.redirectURL(fields[0].text))
         case .failed(let problem):
-            if key == .enter, problem.recovery == .restart || problem.recovery == .resendCode, case .signIn = purpose { return .restart }
+            let restartable = problem.recovery == .restart || problem.recovery == .resendCode
+            if key == .enter, restartable, purpose.signIn() != .beep { return .restart }
             return .close
         case .choosingHint(let hints):
             return choose(key, hints: hints)

@@ -35,6 +35,26 @@ struct AppStateTests {
         #expect(screen.purpose == .signIn(provider: "a"))
     }
 
+    @Test("Enter on an account row signs that account in again; n adds another account; a restart keeps the account asked for")
+    func signInAgainAndAddAccount() {
+        var state = Fixtures.state(accounts: [alice])
+        _ = state.handle(.key(.down))
+        #expect(state.handle(.key(.enter)) == [.startSignIn(provider: "a", account: alice.selector)])
+        guard case .signIn(let screen) = state.mode else {
+            Issue.record("expected the sign-in screen, got \(state.mode)")
+            return
+        }
+        #expect(screen.purpose == .signInAgain(alice.id))
+        var again = Fixtures.state(accounts: [alice])
+        _ = again.handle(.key(.down))
+        _ = again.handle(.key(.enter))
+        _ = again.handle(.signIn(.authorizationStarted(url: URL(string: "http://idp/a?x=1")!, redirectURI: "r", listeningOn: ["127.0.0.1:1"])))
+        #expect(again.handle(.key(.character("d"))) == [.cancelSignIn, .startSignIn(provider: "a", mode: .device, account: alice.selector)])
+        var adding = Fixtures.state(accounts: [alice])
+        _ = adding.handle(.key(.down))
+        #expect(adding.handle(.key(.character("n"))) == [.startSignIn(provider: "a")])
+    }
+
     @Test("Esc on the sign-in screen cancels the sign-in and returns to the list")
     func escapeCancelsSignIn() {
         var state = Fixtures.state()

@@ -305,3 +305,27 @@ def test_firebase_sign_in_whose_first_factor_is_the_browser_sign_in_of_another_p
         assert accounts == {"a": ALICE, "fb": ALICE}
     finally:
         emulator.stop()
+
+
+def test_enter_on_an_account_row_signs_that_account_in_again_and_n_adds_another(tmux, lk, idp_a, idp_b):
+    """As `latchkey login a:alice@example.test`: the login hint goes out, and a browser that comes
+    back as someone else is refused with nothing stored; `n` is how another account is added."""
+    two_providers(lk, idp_a, idp_b)
+    who = lk.root / "ua-user"
+    who.write_text("alice")
+    open_screen(tmux, lk, LATCHKEY_TEST_UA_USER_FILE=who)
+    tmux.send("Enter")
+    tmux.wait_text("Signed in to IdP A as alice@example.test")
+    vault = lk.vault_bytes()
+    who.write_text("bob")
+    tmux.send("Enter")  # the new account's row is selected
+    text = tmux.wait_text("Sign-in failed", timeout=40)
+    assert "not alice@example.test" in text and "bob@example.test" in text, text
+    assert lk.vault_bytes() == vault, "a refused sign-in stored something"
+    who.write_text("alice")
+    tmux.send("Enter")
+    tmux.wait_text("Signed in again to IdP A as alice@example.test", timeout=40)
+    who.write_text("bob")
+    tmux.send("n")
+    tmux.wait_text("Signed in to IdP A as bob@example.test", timeout=40)
+    assert sorted(a["account"] for a in lk.status()) == ["alice@example.test", "bob@example.test"]

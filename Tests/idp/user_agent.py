@@ -407,6 +407,16 @@ def deliver(url, log, retry_seconds):
             time.sleep(0.1)
 
 
+def user_from(env):
+    """Who signs in: the first line of LATCHKEY_TEST_UA_USER_FILE when set (a test can change it
+    while a screen stays open), else LATCHKEY_TEST_UA_USER, else the default user."""
+    path = env.get("LATCHKEY_TEST_UA_USER_FILE")
+    if path and os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            return f.readline().strip() or DEFAULT_USER
+    return env.get("LATCHKEY_TEST_UA_USER") or DEFAULT_USER
+
+
 def run(auth_url, env=None):
     """Do everything; returns the final (tampered) URL. Raises UAError/ValueError."""
     env = os.environ if env is None else env
@@ -422,7 +432,7 @@ def run(auth_url, env=None):
     else:
         final = drive(
             auth_url,
-            env.get("LATCHKEY_TEST_UA_USER") or DEFAULT_USER,
+            user_from(env),
             env.get("LATCHKEY_TEST_UA_PASSWORD") or DEFAULT_PASSWORD,
             tamper["deny"],
             log,
