@@ -48,8 +48,10 @@ struct AppStateTests {
         var again = Fixtures.state(accounts: [alice])
         _ = again.handle(.key(.down))
         _ = again.handle(.key(.enter))
-        _ = again.handle(.signIn(.authorizationStarted(url: URL(string: "http://idp/a?x=1")!, redirectURI: "r", listeningOn: ["127.0.0.1:1"])))
-        #expect(again.handle(.key(.character("d"))) == [.cancelSignIn, .startSignIn(provider: "a", mode: .device, account: alice.selector)])
+        _ = again.handle(
+            .signIn(.authorizationStarted(url: URL(string: "http://idp/a?x=1")!, redirectURI: "r", listeningOn: ["127.0.0.1:1"])))
+        #expect(
+            again.handle(.key(.character("d"))) == [.cancelSignIn, .startSignIn(provider: "a", mode: .device, account: alice.selector)])
         var adding = Fixtures.state(accounts: [alice])
         _ = adding.handle(.key(.down))
         #expect(adding.handle(.key(.character("n"))) == [.startSignIn(provider: "a")])
