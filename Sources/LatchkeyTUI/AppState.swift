@@ -14,6 +14,8 @@ public struct AppState: Sendable {
         case confirmSignOut(AccountSummary.ID)
         /// A sign-in or a phone enrollment, whatever the provider's kind.
         case signIn(SignInScreen)
+        /// Adding a provider file from a preset (`+`).
+        case addProvider(AddProviderScreen)
     }
 
     /// One line of the list: a provider, or an account nested under it.
@@ -187,6 +189,22 @@ public struct AppState: Sendable {
         case .demoPanel(let panel):
             demo = panel
             return []
+        case .presetsLoaded(let choices):
+            guard case .addProvider(var screen) = mode else { return [] }
+            screen.presetsLoaded(choices)
+            mode = .addProvider(screen)
+            return []
+        case .providerAdded(let name, let file, let loaded):
+            providers = loaded
+            if case .addProvider = mode { mode = .list }
+            selected = .provider(name)
+            message = Message(text: "Added \(name) (\(file)); press Enter to sign in.", isError: false)
+            return []
+        case .providerNotAdded(let reason):
+            guard case .addProvider(var screen) = mode else { return [] }
+            screen.failed(reason)
+            mode = .addProvider(screen)
+            return []
         }
     }
 
@@ -273,6 +291,17 @@ public struct AppState: Sendable {
             }
             activity[id] = .signingOut
             return [.signOut(account.selector)]
+        case .addProvider(var screen):
+            let outcome = screen.handle(key)
+            mode = .addProvider(screen)
+            switch outcome {
+            case .none: return []
+            case .write(let draft): return [.addProvider(draft)]
+            case .close:
+                mode = .list
+                return []
+            case .beep: return [.beep]
+            }
         case .signIn(var screen):
             let outcome = screen.handle(key, now: now, demo: demo != nil)
             mode = .signIn(screen)
@@ -369,6 +398,10 @@ public struct AppState: Sendable {
             guard let account = selectedAccountOrOnlyOne else { return [.beep] }
             message = Message(text: "Copying the access token of \(account.label)…", isError: false)
             return [.copyToken(account.selector)]
+        case .character("+"):
+            mode = .addProvider(AddProviderScreen())
+            message = nil
+            return [.loadPresets]
         case .character("/"):
             isEditingFilter = true
         case .character("?"):

@@ -12,6 +12,8 @@ final class EffectRunner {
     private let driver: any TerminalDriver
     /// Running over SSH: browser sign-ins ask how to sign in first (`ScreenInteraction`).
     private let isRemote: Bool
+    /// Where presets and providers.d are found.
+    private let environment: [String: String]
     private var signIn: Task<Void, Never>?
     /// Answers typed on screen for the sign-in waiting on one (a pasted URL, a password, a code).
     private let replies = PromptReplies()
@@ -21,8 +23,9 @@ final class EffectRunner {
 
     init(
         inbox: Inbox, service: AccountService, typedPassphrase: TypedPassphrase?, vaultPath: String, driver: any TerminalDriver,
-        isRemote: Bool = false, demoBrowse: (@Sendable (DemoVisit) async throws -> Void)? = nil
+        environment: [String: String] = [:], isRemote: Bool = false, demoBrowse: (@Sendable (DemoVisit) async throws -> Void)? = nil
     ) {
+        self.environment = environment
         self.isRemote = isRemote
         self.demoBrowse = demoBrowse
         self.inbox = inbox
@@ -110,6 +113,26 @@ final class EffectRunner {
                     inbox.post(.notice("\(record.provider) now means \(record.label)."))
                 } catch {
                     inbox.post(.failed("Could not make it the default: \(Self.describe(error))"))
+                }
+            }
+        case .loadPresets:
+            spawn { [environment] inbox in
+                let presets = ProviderPresets(environment: environment).presets.map { preset in
+                    AddProviderScreen.Choice(
+                        preset: preset.name, label: preset.displayName.map { "\(preset.name) — \($0)" } ?? preset.name,
+                        issuer: preset.issuer, takesIssuer: preset.issuer != nil)
+                }
+                inbox.post(.presetsLoaded(presets))
+            }
+        case .addProvider(let draft):
+            spawn { [service, environment] inbox in
+                let directories = ProviderCatalog.searchDirectories(environment: environment)
+                do {
+                    let file = try ProviderPresets(environment: environment).write(draft, into: directories[0], alongside: directories)
+                    let catalog = service.reloadCatalog()
+                    inbox.post(.providerAdded(name: draft.name, file: file, providers: catalog.providers.map(ProviderSummary.init)))
+                } catch {
+                    inbox.post(.providerNotAdded(Self.describe(error)))
                 }
             }
         case .writeClipboard(let token):

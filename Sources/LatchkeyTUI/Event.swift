@@ -30,6 +30,12 @@ public enum Event: Sendable {
     case notice(String)
     /// `latchkey demo`: the panel changed (an SMS arrived, the phone app's code changed).
     case demoPanel(DemoPanel)
+    /// The installed presets, for the add-provider screen.
+    case presetsLoaded([AddProviderScreen.Choice])
+    /// `name` was written to `file`, and providers.d read again.
+    case providerAdded(name: String, file: String, providers: [ProviderSummary])
+    /// The provider file was not written, and why.
+    case providerNotAdded(String)
 }
 
 /// How the sign-in or phone enrollment on the screen is going: one case per step of
@@ -134,6 +140,10 @@ public enum Effect: Sendable, Equatable {
     case copyToken(AccountSelector)
     /// Make the account the one its bare provider name selects.
     case makeDefault(AccountSelector)
+    /// Read the installed presets for the add-provider screen.
+    case loadPresets
+    /// Write the provider file (only if it loads) and read providers.d again.
+    case addProvider(ProviderDraft)
     /// Put `text` on the clipboard with OSC 52. Carries a token: never drawn, never logged.
     case writeClipboard(Secret)
     /// `latchkey demo`: the demo browser plays the person at the demo provider.

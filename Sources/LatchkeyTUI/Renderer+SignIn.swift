@@ -268,6 +268,57 @@ extension Renderer {
         return (left, links)
     }
 
+    // MARK: - Adding a provider
+
+    static func addProvider(_ screen: AddProviderScreen, state: AppState, width: Int) -> [[Frame.Span]] {
+        let spin = String(spinner[state.spinnerStep % spinner.count])
+        var lines: [[Frame.Span]] = [blank(width), line(width) { $0.append(" Add a provider", .accent) }, blank(width)]
+        func add(_ text: String, _ style: TextStyle = .normal) {
+            for piece in wordWrapped(text, to: width - 1) { lines.append(line(width) { $0.append(" " + piece, style) }) }
+        }
+        switch screen.step {
+        case .loading:
+            add("\(spin) Looking for the installed presets…")
+        case .choosing(let choices):
+            add("Start from which preset? Each file's comments say how to register a client there.")
+            lines.append(blank(width))
+            for (index, choice) in choices.enumerated() {
+                let selected = index == screen.choice
+                lines.append(
+                    line(width) { builder in
+                        builder.append(selected ? " ▸ " : "   ", selected ? .selected : .normal)
+                        builder.append(safe(choice.label), selected ? .selected : .normal)
+                        builder.fill(selected ? .selected : .normal)
+                    })
+            }
+        case .form(let choice), .writing(let choice):
+            add("From \(safe(choice.label)):")
+            lines.append(blank(width))
+            var labels = ["Name"]
+            if choice.takesIssuer { labels.append("Issuer") }
+            labels.append("Client ID")
+            for (index, label) in labels.enumerated() {
+                let focused = index == screen.focus
+                lines.append(
+                    line(width) { builder in
+                        builder.append(" " + DisplayWidth.fitted(label, to: 12), focused ? .accent : .dim)
+                        builder.append(TextEntry.visibleTail(safe(screen.fields[index].text), width: width - 14, cursor: focused))
+                    })
+            }
+            lines.append(blank(width))
+            if case .writing = screen.step {
+                add("\(spin) Checking the file as `latchkey providers check` would…")
+            } else {
+                add("The name is the file name in providers.d. The client ID may stay empty and be set in the file later.", .dim)
+            }
+        }
+        if let problem = screen.problem {
+            lines.append(blank(width))
+            for piece in problem.split(separator: "\n") { add(safe(String(piece)), .error) }
+        }
+        return lines
+    }
+
     /// A factor as the server described it: its name, then the masked number or the app.
     static func hintLabel(_ hint: SecondFactorHint) -> String {
         let what = hint.kind == .phone ? (hint.phoneNumber ?? "phone") : "Authenticator app"

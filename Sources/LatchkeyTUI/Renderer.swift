@@ -22,6 +22,7 @@ public enum Renderer {
         case .help: body = help(width: size.columns)
         case .signIn(let screen):
             (body, links) = signIn(screen, state: state, width: size.columns, height: bodyHeight, firstRow: 1)
+        case .addProvider(let screen): body = addProvider(screen, state: state, width: size.columns)
         case .list, .confirmSignOut: body = list(state, width: size.columns, height: bodyHeight)
         }
         body = Array(body.prefix(bodyHeight))
@@ -106,12 +107,21 @@ public enum Renderer {
         case .confirmSignOut: keys = ["y sign out", "n keep"]
         case .signIn(let screen):
             keys = signInKeys(screen, state: state)
+        case .addProvider(let screen):
+            switch screen.step {
+            case .loading, .writing: keys = ["Esc back"]
+            case .choosing: keys = ["↑↓ choose", "⏎ fill it in", "Esc back"]
+            case .form: keys = ["Tab next field", "⏎ check and add", "Esc back"]
+            }
         case .list:
             if state.isEditingFilter {
                 keys = ["type to filter", "⏎ keep", "Esc clear"]
             } else {
                 let enter = state.selectedAccount == nil ? "⏎ sign in" : "⏎ sign in again"
-                keys = ["↑↓ move", enter, "n add account", "r refresh", "x sign out", "c copy token", "/ filter", "? help", "q quit"]
+                keys = [
+                    "↑↓ move", enter, "n add account", "+ add provider", "r refresh", "x sign out", "c copy token", "/ filter", "? help",
+                    "q quit",
+                ]
                 if let account = state.selectedAccount, state.provider(named: account.id.provider)?.enrollsPhones == true {
                     keys.insert("e enroll phone", at: 2)
                 }
@@ -303,6 +313,7 @@ public enum Renderer {
             ("↑ ↓  j k", "move between providers and accounts"),
             ("Enter", "sign in (on an account row: that account again, as `login PROVIDER:ACCOUNT`)"),
             ("n", "add another account at the provider"),
+            ("+", "add a provider from a preset, or an OpenID provider by its issuer"),
             ("r", "refresh the token now"),
             ("x", "sign out (asks first; revokes at the provider)"),
             ("c", "copy the access token to the clipboard (OSC 52)"),

@@ -39,7 +39,7 @@ public enum Screen {
         let inbox = Inbox(waker: terminal.waker)
         let runner = EffectRunner(
             inbox: inbox, service: service, typedPassphrase: typedPassphrase, vaultPath: LatchkeyPaths(environment: environment).vaultFile,
-            driver: terminal, isRemote: !(environment["SSH_CONNECTION"] ?? "").isEmpty, demoBrowse: demo?.browse)
+            driver: terminal, environment: environment, isRemote: !(environment["SSH_CONNECTION"] ?? "").isEmpty, demoBrowse: demo?.browse)
         let catalog = service.catalog
         defer { runner.cancelAll() }
         var state = AppState(providers: catalog.providers.map(ProviderSummary.init), now: Date(), size: terminal.size)

@@ -55,7 +55,8 @@ struct ProviderPresetsTests {
         let presets = ProviderPresets(directories: [root.path + "/home", root.path + "/system", root.path + "/absent"]).presets
         #expect(
             presets == [
-                .init(name: "example", file: mine, displayName: "Example"), .init(name: "other", file: other, displayName: nil),
+                .init(name: "example", file: mine, displayName: "Example", issuer: "https://example.com"),
+                .init(name: "other", file: other, displayName: nil),
             ])
     }
 
@@ -117,6 +118,75 @@ struct ProviderPresetsTests {
         #expect(throws: ProviderPresetError.invalidClientID) { try presets.add("example", clientID: "a\nb", into: mine) }
         #expect(throws: ProviderPresetError.invalidClientID) { try presets.add("example", clientID: "", into: mine) }
         #expect(!FileManager.default.fileExists(atPath: mine))
+    }
+
+    @Test("a file that would not load is not written: an issuer that is no URL, a redirect path another provider uses")
+    func invalidDraftsAreNotWritten() throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        try root.write("presets/example.toml", Self.preset + "redirect_path = \"/oauth2redirect/example\"\n")
+        let presets = ProviderPresets(directories: [root.path + "/presets"])
+        let mine = root.path + "/mine"
+
+        guard
+            case .invalid(let errors)? = Self.error({
+                try presets.write(.init(preset: "example", name: "ex", issuer: "not a url"), into: mine)
+            })
+        else {
+            Issue.record("an issuer that is no URL was accepted")
+            return
+        }
+        #expect(errors.map { $0.field } == ["issuer"])
+        #expect(!FileManager.default.fileExists(atPath: mine + "/ex.toml"))
+
+        try root.write(
+            "mine/other.toml",
+            "display_name = \"O\"\nkind = \"oidc\"\nissuer = \"https://o.example\"\nredirect_path = \"/oauth2redirect/taken\"\n")
+        try root.write("presets/taken.toml", Self.preset + "redirect_path = \"/oauth2redirect/taken\"\n")
+        let clash = Self.error {
+            try ProviderPresets(directories: [root.path + "/presets"]).write(
+                .init(preset: "taken", name: "taken"), into: mine, alongside: [mine])
+        }
+        guard case .invalid(let clashes)? = clash else {
+            Issue.record("a shared redirect path was accepted: \(String(describing: clash))")
+            return
+        }
+        #expect(clashes.first?.field == "redirect_path")
+        #expect(!FileManager.default.fileExists(atPath: mine + "/taken.toml"))
+    }
+
+    @Test("a second copy of a preset gets its own name, redirect path and issuer; a provider by issuer needs no preset")
+    func secondCopyAndBlank() throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        try root.write("presets/example.toml", Self.preset + "redirect_path = \"/oauth2redirect/example\"\n")
+        let presets = ProviderPresets(directories: [root.path + "/presets"])
+        let mine = root.path + "/mine"
+        _ = try presets.add("example", clientID: "one", into: mine)
+        let second = try presets.write(
+            .init(preset: "example", name: "example-work", issuer: "https://work.example.com", clientID: "two"), into: mine,
+            alongside: [mine])
+        let provider = try ProviderFileParser().parse(try String(contentsOfFile: second, encoding: .utf8), file: second).get().asOAuth
+        #expect(
+            provider.redirectPath == "/oauth2redirect/example-work" && provider.issuer == "https://work.example.com"
+                && provider.clientID == "two")
+
+        let blank = try presets.write(
+            .init(preset: nil, name: "corp", issuer: "https://idp.corp.example", clientID: "c"), into: mine, alongside: [mine])
+        let corp = try ProviderFileParser().parse(try String(contentsOfFile: blank, encoding: .utf8), file: blank).get()
+        #expect(corp.kindName == "oidc" && corp.issuer == "https://idp.corp.example")
+        #expect(Self.error { try presets.write(.init(preset: nil, name: "none"), into: mine) } == .issuerNeeded)
+        #expect(Self.error { try presets.write(.init(preset: "example", name: "../escape"), into: mine) } == .invalidName("../escape"))
+    }
+
+    /// The preset error `body` throws, `nil` when it throws none.
+    static func error(_ body: () throws -> String) -> ProviderPresetError? {
+        do {
+            _ = try body()
+            return nil
+        } catch {
+            return error as? ProviderPresetError
+        }
     }
 
     @Test("every preset shipped in providers.d parses")

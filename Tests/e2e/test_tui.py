@@ -329,3 +329,27 @@ def test_enter_on_an_account_row_signs_that_account_in_again_and_n_adds_another(
     tmux.send("n")
     tmux.wait_text("Signed in to IdP A as bob@example.test", timeout=40)
     assert sorted(a["account"] for a in lk.status()) == ["alice@example.test", "bob@example.test"]
+
+
+def test_plus_adds_a_provider_by_issuer_writing_only_a_file_that_loads_and_shows_it_at_once(tmux, lk, idp_a):
+    """The form checks what `providers check` checks: an issuer that is no URL is reported and
+    nothing is written; a good one appears on the list at once and signs in. (Named `a`: the test
+    provider accepts only its registered redirect paths.)"""
+    lk.add_provider("b", idp_a, display_name="IdP B")
+    open_screen(tmux, lk)
+    tmux.send("+")
+    tmux.wait_text("OpenID provider by its issuer")
+    tmux.send("End", "Enter")
+    tmux.wait_text("Client ID")
+    tmux.send("a", "Tab", "not a url", "Tab", "latchkey-test", "Enter")
+    tmux.wait_text("would not load")
+    assert not (lk.providers_dir / "a.toml").exists()
+    tmux.send("Up")
+    tmux.send(*["BSpace"] * 9)
+    tmux.send(idp_a.issuer, "Tab", "Enter")
+    tmux.wait_text("Added a")
+    tmux.wait_text("a (a)")
+    assert (lk.providers_dir / "a.toml").exists()
+    assert lk.run("providers", "check").code == 0
+    tmux.send("Enter")
+    tmux.wait_text("Signed in to a as alice@example.test", timeout=40)

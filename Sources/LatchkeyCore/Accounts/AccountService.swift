@@ -15,6 +15,10 @@ public struct AccountService: Sendable {
     /// Every provider, loaded on first use (see `LazyProviderCatalog`).
     public var catalog: ProviderCatalog { providers.catalog }
 
+    /// Reads providers.d again, after a provider file was added.
+    @discardableResult
+    public func reloadCatalog() -> ProviderCatalog { providers.reload() }
+
     public init(
         catalog: ProviderCatalog, keystore: any Keystore, engine: OAuthEngine, browser: any Browser,
         listeners: any RedirectListenerFactory = LoopbackListenerFactory()

@@ -22,4 +22,11 @@ final class LazyProviderCatalog: Sendable {
             return catalog
         }
     }
+
+    /// Reads providers.d again (a provider file was just added) and returns the new catalog.
+    func reload() -> ProviderCatalog {
+        let catalog = load()
+        loaded.withLock { $0 = catalog }
+        return catalog
+    }
 }

@@ -16,6 +16,15 @@ public struct ProviderPresets: Sendable {
         public var file: String
         /// The file's `display_name`, or `nil` when the file does not parse.
         public var displayName: String?
+        /// The file's issuer, which a copy may replace (a realm, a tenant); `nil` when it has none.
+        public var issuer: String?
+
+        public init(name: String, file: String, displayName: String?, issuer: String? = nil) {
+            self.name = name
+            self.file = file
+            self.displayName = displayName
+            self.issuer = issuer
+        }
     }
 
     /// Where presets come from, for messages that found none.
@@ -38,8 +47,9 @@ public struct ProviderPresets: Sendable {
                 // A name that could not name a provider is no preset: it would reach a shell on Tab.
                 guard Provider.isValidName(name), found[name] == nil else { continue }
                 let file = directory + "/" + entry
-                let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-                found[name] = Preset(name: name, file: file, displayName: try? parser.parse(text, file: file).get().displayName)
+                let text = (try? TextFile.read(file).get()) ?? ""
+                let parsed = try? parser.parse(text, file: file).get()
+                found[name] = Preset(name: name, file: file, displayName: parsed?.displayName, issuer: parsed?.issuer)
             }
         }
         presets = found.values.sorted { $0.name < $1.name }
@@ -81,28 +91,75 @@ public struct ProviderPresets: Sendable {
         throw .unknown(name: name, known: presets.map(\.name), directories: directories)
     }
 
-    /// Copies the preset `name` into `directory` as `name.toml` (mode 0600: a `client_secret` may
-    /// be added to it), with `client_id` filled in when given, and returns the new file's path.
-    /// An existing file is never replaced: it may hold the person's own edits.
-    public func add(_ name: String, clientID: String?, into directory: String) throws(ProviderPresetError) -> String {
-        let preset = try preset(named: name)
-        guard var text = try? String(contentsOfFile: preset.file, encoding: .utf8) else { throw .unreadable(file: preset.file) }
-        if let clientID {
-            guard !clientID.isEmpty, !clientID.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw .invalidClientID
+    /// Copies the preset `name` into `directory` as `name.toml`, with `client_id` filled in when
+    /// given, and returns the new file's path (`latchkey providers add PRESET`).
+    public func add(_ name: String, clientID: String?, into directory: String, alongside directories: [String] = [])
+        throws(ProviderPresetError) -> String
+    {
+        try write(ProviderDraft(preset: name, name: name, clientID: clientID), into: directory, alongside: directories)
+    }
+
+    /// Writes `draft` into `directory` as `NAME.toml` (mode 0600: a `client_secret` may be added to
+    /// it) and returns its path; only a file that loads, alongside the providers of `directories`
+    /// (a shared redirect path is refused as `providers check` refuses it), is written. An
+    /// existing file is never replaced: it may hold the person's own edits.
+    public func write(_ draft: ProviderDraft, into directory: String, alongside directories: [String] = [])
+        throws(ProviderPresetError) -> String
+    {
+        guard Provider.isValidName(draft.name) else { throw .invalidName(TerminalText.sanitized(draft.name, maxLength: 80)) }
+        var text: String
+        var source = draft.name
+        if let name = draft.preset {
+            let preset = try preset(named: name)
+            guard let read = try? String(contentsOfFile: preset.file, encoding: .utf8) else { throw .unreadable(file: preset.file) }
+            text = read
+            source = preset.file
+            if draft.name != name {
+                // A second copy of a preset (another realm, another tenant) needs its own redirect path.
+                text = Self.setting("redirect_path", to: "/oauth2redirect/\(draft.name)", in: text) ?? text
             }
-            guard let filled = Self.fillingIn(clientID: clientID, in: text) else { throw .clientIDNotEmpty(file: preset.file) }
+        } else {
+            guard draft.issuer != nil else { throw .issuerNeeded }
+            text = Self.blank(name: draft.name)
+        }
+        if let issuer = draft.issuer {
+            guard Self.isOneLine(issuer) else { throw .invalidField("issuer") }
+            guard let filled = Self.setting("issuer", to: issuer, in: text) else { throw .noIssuer(preset: source) }
             text = filled
         }
-        let file = directory + "/" + preset.name + ".toml"
+        if let clientID = draft.clientID {
+            guard !clientID.isEmpty, Self.isOneLine(clientID) else { throw .invalidClientID }
+            guard let filled = Self.fillingIn(clientID: clientID, in: text) else { throw .clientIDNotEmpty(file: source) }
+            text = filled
+        }
+        let file = directory + "/" + draft.name + ".toml"
+        try Self.check(text, as: file, alongside: directories)
+        return try Self.create(file, text: text, in: directory)
+    }
+
+    /// The file as `providers check` would see it: parsed, then among the other providers.
+    static func check(_ text: String, as file: String, alongside directories: [String]) throws(ProviderPresetError) {
+        let provider: Provider
+        switch ProviderFileParser().parse(text, file: file) {
+        case .success(let parsed): provider = parsed
+        case .failure(let errors): throw .invalid(errors.errors)
+        }
+        let others = ProviderCatalog.load(directories: directories).providers.filter { $0.name != provider.name }
+        let clashes = ProviderCatalog.rejectingSharedRedirectPaths(providers: others + [provider], errors: []).errors
+        let mine = clashes.filter { $0.file == file }
+        if !mine.isEmpty { throw .invalid(mine) }
+    }
+
+    /// Creates `file` exclusively (O_EXCL: no other writer's file is replaced between a check and
+    /// the write) and writes `text` into it.
+    private static func create(_ file: String, text: String, in directory: String) throws(ProviderPresetError) -> String {
         do {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw .cannotWrite(file: file, reason: "cannot create \(directory)")
         }
-        // O_EXCL: no other writer's file is replaced between a check and the write.
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             if errno == EEXIST { throw .exists(file: file) }
             throw .cannotWrite(file: file, reason: String(cString: strerror(errno)))
@@ -117,30 +174,93 @@ public struct ProviderPresets: Sendable {
         return file
     }
 
+    /// A provider file for an OpenID provider known only by its issuer.
+    static func blank(name: String) -> String {
+        """
+        # \(name) - an OpenID Connect provider, added by its issuer.
+        # Register a native (public) client there with the redirect URI
+        #     http://127.0.0.1/oauth2redirect/\(name)
+        # (any port; PKCE S256), then set client_id below. See latchkey-providers(5).
+        display_name = "\(name)"
+        kind = "oidc"
+        issuer = ""
+        client_id = ""
+        scopes = ["openid", "profile", "email"]
+
+        """
+    }
+
+    private static func isOneLine(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    /// `text` with its top-level `key = …` line replaced by `key = "value"` (a TOML basic string),
+    /// or `nil` when it has no such line.
+    static func setting(_ key: String, to value: String, in text: String) -> String? {
+        var lines = text.components(separatedBy: "\n")
+        guard
+            let index = lines.firstIndex(where: { line in
+                let trimmed = line.drop { $0 == " " || $0 == "\t" }
+                return trimmed.hasPrefix(key) && trimmed.dropFirst(key.count).drop { $0 == " " || $0 == "\t" }.hasPrefix("=")
+            })
+        else { return nil }
+        lines[index] = "\(key) = \(tomlString(value))"
+        return lines.joined(separator: "\n")
+    }
+
+    static func tomlString(_ value: String) -> String {
+        "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
     /// `text` with its `client_id = ""` line set to `clientID` (a TOML basic string), or `nil`
     /// when there is no such line: a preset whose `client_id` is set already is not overwritten.
     static func fillingIn(clientID: String, in text: String) -> String? {
         var lines = text.components(separatedBy: "\n")
         guard let index = lines.firstIndex(where: { $0.filter { !$0.isWhitespace } == #"client_id="""# }) else { return nil }
-        let escaped = clientID.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-        lines[index] = "client_id = \"\(escaped)\""
+        lines[index] = "client_id = \(tomlString(clientID))"
         return lines.joined(separator: "\n")
     }
 }
 
-/// Why `latchkey providers add` could not copy a preset.
+/// A provider file to write: from a preset, or for an OpenID provider known by its issuer, with
+/// the fields a person fills in (`latchkey providers add`, the screen's form).
+public struct ProviderDraft: Sendable, Equatable {
+    /// The preset copied; `nil` for a blank OpenID provider, which needs `issuer`.
+    public var preset: String?
+    /// The new provider's name, which is its file name.
+    public var name: String
+    /// Replaces the preset's issuer (a realm, a tenant).
+    public var issuer: String?
+    public var clientID: String?
+
+    public init(preset: String?, name: String, issuer: String? = nil, clientID: String? = nil) {
+        self.preset = preset
+        self.name = name
+        self.issuer = issuer
+        self.clientID = clientID
+    }
+}
+
+/// Why a provider file could not be added from a preset.
 public enum ProviderPresetError: LatchkeyError, Equatable {
     case unknown(name: String, known: [String], directories: [String])
     case unreadable(file: String)
+    case invalidName(String)
     case invalidClientID
+    case invalidField(String)
     case clientIDNotEmpty(file: String)
+    case noIssuer(preset: String)
+    case issuerNeeded
+    /// The file would not load (`providers check`'s errors for it); it was not written.
+    case invalid([ProviderFileError])
     case exists(file: String)
     case cannotWrite(file: String, reason: String)
 
     public var category: FailureCategory {
         switch self {
         case .unknown, .unreadable: return .notFound
-        case .invalidClientID, .clientIDNotEmpty: return .usage
+        case .invalidName, .invalidClientID, .invalidField, .clientIDNotEmpty, .noIssuer, .issuerNeeded: return .usage
+        case .invalid: return .configuration
         case .exists, .cannotWrite: return .cannotCreate
         }
     }
@@ -156,8 +276,18 @@ public enum ProviderPresetError: LatchkeyError, Equatable {
             return "no preset named \"\(TerminalText.sanitized(name, maxLength: 80))\" (presets: \(list); \(searched))"
         case .unreadable(let file):
             return "cannot read the preset \(file) as UTF-8 text"
+        case .invalidName(let name):
+            return "\"\(name)\" cannot name a provider: use letters, digits, '.', '_' and '-', not starting with '.' or '-'"
         case .invalidClientID:
-            return "--client-id must not be empty or contain control characters"
+            return "the client ID must not be empty or contain control characters"
+        case .invalidField(let field):
+            return "the \(field) must be one line without control characters"
+        case .noIssuer(let preset):
+            return "\(preset) takes no issuer (its endpoints are fixed); leave the issuer out"
+        case .issuerNeeded:
+            return "a provider added without a preset needs its issuer (--issuer https://…)"
+        case .invalid(let errors):
+            return "the provider file would not load, so it was not written:\n" + errors.map { "  \($0)" }.joined(separator: "\n")
         case .clientIDNotEmpty(let file):
             return "\(file) has no empty client_id = \"\" line to fill in; add the preset without --client-id and edit the copy"
         case .exists(let file):

@@ -65,29 +65,40 @@ struct ListPresets: AsyncParsableCommand {
 struct AddProvider: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
-        abstract: "Copy a preset into your providers.d directory (never over an existing file), then check it.")
+        abstract:
+            "Copy a preset (or write an OpenID provider known by its issuer) into your providers.d directory, never over an existing file; a file that would not load is not written."
+    )
 
-    @Argument(help: "The preset's name, as `providers presets` lists it.", completion: Completions.presets) var preset: String
+    @Argument(
+        help: "The preset's name, as `providers presets` lists it; none with --issuer for a plain OpenID provider.",
+        completion: Completions.presets)
+    var preset: String?
     @Option(name: .customLong("client-id"), help: "The client ID you registered at the provider, written into the copy.")
     var clientID: String?
+    @Option(help: "The issuer, replacing the preset's (a realm, a tenant), or of a provider added without a preset.")
+    var issuer: String?
+    @Option(help: "The new provider's name (its file name); the preset's name by default.")
+    var name: String?
+
+    func validate() throws {
+        if preset == nil && (issuer == nil || name == nil) {
+            throw ValidationError("name a preset, or give --issuer and --name for an OpenID provider without one")
+        }
+    }
 
     func run() async throws {
         try await Failure.reporting {
             let environment = ProcessInfo.processInfo.environment
             let directories = ProviderCatalog.searchDirectories(environment: environment)
-            let file = try ProviderPresets(environment: environment).add(preset, clientID: clientID, into: directories[0])
+            let draft = ProviderDraft(preset: preset, name: name ?? preset ?? "", issuer: issuer, clientID: clientID)
+            let file = try ProviderPresets(environment: environment).write(draft, into: directories[0], alongside: directories)
             Output.info("Added \(file).")
-            // The whole catalog, not the file alone: a copy can clash with another file's redirect path.
-            let errors = ProviderCatalog.load(directories: directories).errors.filter { $0.file == file }
-            for error in errors { Output.info("  \(error)") }
-            if !errors.isEmpty {
-                Output.info("Fix the errors above in \(file), then `latchkey providers check`.")
-            } else if clientID == nil {
+            if clientID == nil {
                 Output.info(
-                    "Next: register a client as the comments in \(file) say, set its client_id there, then `latchkey login \(preset)`.")
+                    "Next: register a client as the comments in \(file) say, set its client_id there, then `latchkey login \(draft.name)`.")
             } else {
                 Output.info(
-                    "Next: check the comments in \(file) for anything else to set (an issuer, a tenant), then `latchkey login \(preset)`."
+                    "Next: check the comments in \(file) for anything else to set (an issuer, a tenant), then `latchkey login \(draft.name)`."
                 )
             }
         }
