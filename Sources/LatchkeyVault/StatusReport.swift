@@ -11,6 +11,9 @@ public struct StatusReport: Encodable, Sendable {
         public var lastError: String?
         /// The account a bare provider name selects (`latchkey default`).
         public var isDefault: Bool
+        /// The account config.toml maps its provider to in the working directory
+        /// (`[directories."PATH"]`): what a bare provider name means here.
+        public var appliesHere = false
 
         enum CodingKeys: String, CodingKey {
             case provider, account, subject, issuer, keystore
@@ -20,6 +23,7 @@ public struct StatusReport: Encodable, Sendable {
             case expiresIn = "expires_in"
             case refreshToken = "refresh_token"
             case lastError = "last_error"
+            case appliesHere = "applies_here"
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -35,10 +39,11 @@ public struct StatusReport: Encodable, Sendable {
             try container.encode(secondFactor, forKey: .secondFactor)
             try container.encode(lastError, forKey: .lastError)
             try container.encode(isDefault, forKey: .isDefault)
+            try container.encode(appliesHere, forKey: .appliesHere)
         }
 
         public var summary: String {
-            var text = TerminalText.sanitized(account) + (isDefault ? " (default)" : "")
+            var text = TerminalText.sanitized(account) + (isDefault ? " (default)" : "") + (appliesHere ? " (applies here)" : "")
             if let expiresIn {
                 text += expiresIn > 0 ? "  expires in \(Self.duration(expiresIn))" : "  expired \(Self.duration(-expiresIn)) ago"
             }
@@ -57,13 +62,22 @@ public struct StatusReport: Encodable, Sendable {
 
     public var accounts: [Account]
 
-    public init(records: [AccountRecord], keystore: String, now: Date) {
-        accounts = records.map { record in
+    /// `here` is the working directory and what config.toml maps there: the accounts it maps
+    /// are marked.
+    public init(records: [AccountRecord], keystore: String, now: Date, here: (accounts: DirectoryAccounts, path: String)? = nil) {
+        var mapped: Set<Int> = []
+        if let here {
+            for provider in Set(records.map(\.provider)) {
+                let selector = here.accounts.applying(to: AccountSelector(provider: provider), in: here.path)
+                if selector.account != nil, let index = try? selector.index(in: records) { mapped.insert(index) }
+            }
+        }
+        accounts = records.enumerated().map { index, record in
             Account(
                 provider: record.provider, account: record.label, subject: record.subject, issuer: record.issuer, keystore: keystore,
                 expiresAt: record.expiresAt, expiresIn: record.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince(now)) },
                 refreshToken: record.refreshToken != nil, secondFactor: record.secondFactor, lastError: record.lastError,
-                isDefault: record.isDefault == true)
+                isDefault: record.isDefault == true, appliesHere: mapped.contains(index))
         }
     }
 

@@ -11,6 +11,8 @@ public struct AccountService: Sendable {
     public let engine: OAuthEngine
     public let browser: any Browser
     public let listeners: any RedirectListenerFactory
+    /// Where the command runs and what config.toml maps there; `nil` when nothing is mapped.
+    public let here: WorkingDirectory?
 
     /// Every provider, loaded on first use (see `LazyProviderCatalog`).
     public var catalog: ProviderCatalog { providers.catalog }
@@ -21,16 +23,17 @@ public struct AccountService: Sendable {
 
     public init(
         catalog: ProviderCatalog, keystore: any Keystore, engine: OAuthEngine, browser: any Browser,
-        listeners: any RedirectListenerFactory = LoopbackListenerFactory()
+        listeners: any RedirectListenerFactory = LoopbackListenerFactory(), here: WorkingDirectory? = nil
     ) {
-        self.init(loadingCatalog: { catalog }, keystore: keystore, engine: engine, browser: browser, listeners: listeners)
+        self.init(loadingCatalog: { catalog }, keystore: keystore, engine: engine, browser: browser, listeners: listeners, here: here)
     }
 
     /// `loadingCatalog` runs once, when something first needs a provider.
     public init(
         loadingCatalog: @escaping @Sendable () -> ProviderCatalog, keystore: any Keystore, engine: OAuthEngine, browser: any Browser,
-        listeners: any RedirectListenerFactory = LoopbackListenerFactory()
+        listeners: any RedirectListenerFactory = LoopbackListenerFactory(), here: WorkingDirectory? = nil
     ) {
+        self.here = here
         providers = LazyProviderCatalog(loadingCatalog)
         self.keystore = keystore
         self.engine = engine
@@ -87,8 +90,13 @@ public struct AccountService: Sendable {
 
     /// The account with tokens valid for at least `minimumLifetime` seconds, refreshed first when
     /// needed (single-flight, as `validToken`), for callers that need both tokens of one grant.
+    ///
+    /// A bare `PROVIDER` means the account config.toml maps it to in the working directory
+    /// (`[directories."PATH"]`), when there is one.
     public func validRecord(for selector: AccountSelector, minimumLifetime: TimeInterval) async throws -> AccountRecord {
-        let record = try selector.select(from: try await keystore.records())
+        let records = try await keystore.records()
+        let selector = here?.selector(selector, among: records) ?? selector
+        let record = try selector.select(from: records)
         if record.isValid(at: engine.now(), margin: minimumLifetime) { return record }
         return try await refreshUnderLock(selector: selector, minimumLifetime: minimumLifetime)
     }

@@ -13,13 +13,18 @@ public struct Composition: Sendable {
 
     /// `backend` overrides config.toml (`--keystore`). The vault's passphrase comes from
     /// `LATCHKEY_PASSPHRASE_FILE` when set, else from `passphrase` (a terminal prompt, the screen's).
+    /// `workingDirectory` is where the command runs, for config.toml's directory mappings;
+    /// `warn` says a mapping that could not be followed.
     public init(
         environment: [String: String], backend: LatchkeyConfiguration.KeystoreBackend? = nil, passphrase: any PassphraseProvider,
-        transport: any HTTPTransport = LiveHTTPTransport()
+        transport: any HTTPTransport = LiveHTTPTransport(), workingDirectory: String? = nil,
+        warn: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.environment = environment
         let paths = LatchkeyPaths(environment: environment)
-        configuration = Result { () throws(ProviderFileErrors) in try LatchkeyConfiguration.load(path: paths.configFile) }
+        configuration = Result { () throws(ProviderFileErrors) in
+            try LatchkeyConfiguration.load(path: paths.configFile, environment: environment)
+        }
         switch configuration {
         case .failure(let errors):
             keystore = UnusableKeystore(errors: errors)
@@ -36,12 +41,17 @@ public struct Composition: Sendable {
                 if backend == nil { VaultKeystore(path: paths.vaultFile, passphrase: passphrase, cacheKey: true).lock() }
             }
         }
+        var here: WorkingDirectory?
+        if let workingDirectory, case .success(let settings) = configuration, !settings.directories.mappings.isEmpty {
+            here = WorkingDirectory(path: workingDirectory, accounts: settings.directories, configFile: paths.configFile, warn: warn)
+        }
         service = AccountService(
             loadingCatalog: {
                 ProviderCatalog.load(
                     directories: ProviderCatalog.searchDirectories(environment: environment),
                     explicitDirectoryRequired: environment["LATCHKEY_PROVIDERS_DIR"] != nil)
-            }, keystore: keystore, engine: OAuthEngine(transport: transport), browser: BrowserLauncher(environment: environment))
+            }, keystore: keystore, engine: OAuthEngine(transport: transport), browser: BrowserLauncher(environment: environment),
+            here: here)
     }
 
     /// Every provider in the providers.d directories, read when first asked for.

@@ -1,5 +1,5 @@
 import Foundation
-import LatchkeyVault
+public import LatchkeyVault
 import TOMLKit
 
 /// `$XDG_CONFIG_HOME/latchkey/config.toml`: settings that are not about one provider.
@@ -15,11 +15,17 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     public var keystore: KeystoreBackend = .vault
     /// How long an unlock lasts in the kernel keyring, in seconds; 0 asks every time.
     public var unlockTimeout: Int = 900
+    /// `[directories."PATH"]`: the account a bare provider name means in and below a directory.
+    public var directories = DirectoryAccounts()
 
     public init() {}
 
+    /// The top-level keys config.toml may hold.
+    static let knownKeys = ["keystore", "unlock_timeout", "directories"]
+
     /// Reads the file when it exists; a broken file is an error naming file, line and field.
-    public static func load(path: String) throws(ProviderFileErrors) -> LatchkeyConfiguration {
+    /// `environment` gives `HOME`, for directories written as `~/…`.
+    public static func load(path: String, environment: [String: String] = [:]) throws(ProviderFileErrors) -> LatchkeyConfiguration {
         var configuration = LatchkeyConfiguration()
         let text: String
         switch TextFile.read(path) {
@@ -38,8 +44,8 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
             let line = (error as? TOMLParseError)?.source.begin.line
             throw ProviderFileErrors([ProviderFileError(file: path, line: line, message: "not valid TOML")])
         }
-        for key in table.keys.sorted() where !["keystore", "unlock_timeout"].contains(key) {
-            reader.fail(key, "unknown key (known: keystore, unlock_timeout)")
+        for key in table.keys.sorted() where !knownKeys.contains(key) {
+            reader.fail(key, "unknown key (known: \(knownKeys.joined(separator: ", ")))")
         }
         if let backend = reader.choice(table, "keystore", KeystoreBackend.self, required: false) { configuration.keystore = backend }
         if let value = table["unlock_timeout"] {
@@ -49,7 +55,70 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
                 reader.fail("unlock_timeout", "must be a whole number of seconds, 0 or more")
             }
         }
+        if let value = table["directories"] {
+            configuration.directories = directories(value, reader: &reader, home: environment["HOME"])
+        }
         guard reader.errors.isEmpty else { throw ProviderFileErrors(reader.errors) }
         return configuration
+    }
+
+    /// `[directories."~/work/acme"]` tables of `provider = "account"` strings.
+    static func directories(_ value: TOMLValueConvertible, reader: inout ProviderFileParser.Context, home: String?) -> DirectoryAccounts {
+        guard let table = value.table else {
+            reader.fail("directories", "must be tables such as [directories.\"~/work/acme\"] with github = \"alice@acme.example\"")
+            return DirectoryAccounts()
+        }
+        var mappings: [DirectoryAccounts.Mapping] = []
+        // In the order of the file, so errors and warnings come as a person reads it.
+        let ordered = table.keys.map { ($0, reader.headerLine(containing: $0)) }.sorted { ($0.1 ?? .max, $0.0) < ($1.1 ?? .max, $1.0) }
+        for (written, line) in ordered {
+            guard let accounts = table[written]?.table else {
+                reader.fail(
+                    "directories", "\"\(TerminalText.sanitized(written, maxLength: 200))\" must be a table of provider = \"account\"",
+                    line: line)
+                continue
+            }
+            guard let path = expanded(written, home: home) else {
+                reader.fail(
+                    "directories", "\"\(TerminalText.sanitized(written, maxLength: 200))\" must be an absolute path or start with ~/",
+                    line: line)
+                continue
+            }
+            var names: [String: String] = [:]
+            for provider in accounts.keys.sorted() {
+                guard Provider.isValidName(provider), let account = accounts[provider]?.string, !account.isEmpty,
+                    !account.contains(where: { $0.isNewline || $0 == "\t" })
+                else {
+                    reader.fail(
+                        "directories",
+                        "\(TerminalText.sanitized(provider, maxLength: 80)) must name a provider and be an account name on one line",
+                        line: line)
+                    continue
+                }
+                names[provider] = account
+            }
+            mappings.append(DirectoryAccounts.Mapping(written: written, path: resolved(path), accounts: names, line: line))
+        }
+        return DirectoryAccounts(mappings)
+    }
+
+    /// `~` and `~/…` with `home`, or an absolute path as it is; `nil` for anything else.
+    static func expanded(_ path: String, home: String?) -> String? {
+        var expanded = path
+        if path == "~" || path.hasPrefix("~/") {
+            guard let home, home.hasPrefix("/") else { return nil }
+            expanded = home + path.dropFirst()
+        }
+        guard expanded.hasPrefix("/") else { return nil }
+        while expanded.count > 1 && expanded.hasSuffix("/") { expanded.removeLast() }
+        return expanded
+    }
+
+    /// `path` with its symlinks resolved when it exists, so it compares with the physical working
+    /// directory getcwd(3) gives; as written when it does not exist (yet).
+    static func resolved(_ path: String) -> String {
+        guard let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
     }
 }

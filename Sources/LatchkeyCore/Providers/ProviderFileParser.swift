@@ -265,6 +265,15 @@ extension ProviderFileParser {
             errors.append(ProviderFileError(file: file, line: lineNumber, field: field, message: message))
         }
 
+        mutating func fail(_ field: String?, _ message: String, line: Int?) {
+            errors.append(ProviderFileError(file: file, line: line, field: field, message: message))
+        }
+
+        /// The 1-based line of the table header naming `key` (`[directories."~/work"]`).
+        func headerLine(containing key: String) -> Int? {
+            lines.firstIndex { $0.drop(while: { $0 == " " || $0 == "\t" }).hasPrefix("[") && $0.contains(key) }.map { $0 + 1 }
+        }
+
         func hasError(for field: String) -> Bool { errors.contains { $0.field == field } }
 
         mutating func string(_ table: TOMLTable, _ key: String, required: Bool) -> String? {

@@ -15,7 +15,9 @@ struct StatusCommand: AsyncParsableCommand {
         try await Failure.reporting {
             let context = options.context()
             let records = try await context.keystore.records()
-            let report = StatusReport(records: records, keystore: context.keystore.backendName, now: Date())
+            let report = StatusReport(
+                records: records, keystore: context.keystore.backendName, now: Date(),
+                here: context.service.here.map { ($0.accounts, $0.path) })
             if json {
                 try Output.json(report)
                 return

@@ -7,7 +7,8 @@ import LatchkeyCore
 extension Composition {
     init(backend: LatchkeyConfiguration.KeystoreBackend? = nil, passphrase: (any PassphraseProvider)? = nil) {
         self.init(
-            environment: ProcessInfo.processInfo.environment, backend: backend, passphrase: passphrase ?? TerminalPassphrasePrompt())
+            environment: ProcessInfo.processInfo.environment, backend: backend, passphrase: passphrase ?? TerminalPassphrasePrompt(),
+            workingDirectory: FileManager.default.currentDirectoryPath, warn: { Output.error("warning: " + $0) })
     }
 }
 

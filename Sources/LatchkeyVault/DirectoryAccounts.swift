@@ -1,0 +1,88 @@
+/// Which account a bare `PROVIDER` means in and below a directory (`[directories."PATH"]` in
+/// config.toml), like git's `includeIf "gitdir:"`: the work account in `~/work/acme`, the personal
+/// one elsewhere. Here, not in the configuration reader, because the launcher applies the same
+/// rule from the copy the full command leaves in the kernel keyring.
+public struct DirectoryAccounts: Sendable, Equatable {
+    public struct Mapping: Sendable, Equatable {
+        /// The directory as config.toml writes it (`~/work/acme`), for messages.
+        public var written: String
+        /// Expanded, with symlinks resolved: what the working directory is compared with.
+        public var path: String
+        /// Provider name → account (its display name or subject, as in `PROVIDER:ACCOUNT`).
+        public var accounts: [String: String]
+        /// The line of the table in config.toml, for warnings.
+        public var line: Int?
+
+        public init(written: String, path: String, accounts: [String: String], line: Int? = nil) {
+            self.written = written
+            self.path = path
+            self.accounts = accounts
+            self.line = line
+        }
+    }
+
+    public var mappings: [Mapping]
+
+    public init(_ mappings: [Mapping] = []) {
+        self.mappings = mappings
+    }
+
+    /// The mapping that names an account of `provider` for `directory` (a physical path, as
+    /// getcwd(3) gives it): the one with the longest path that is `directory` or one of its
+    /// parents. `/w/acme` applies in `/w/acme/x`, not in `/w/acme2`.
+    public func mapping(for provider: String, in directory: String) -> Mapping? {
+        mappings.filter { $0.accounts[provider] != nil && Self.contains($0.path, directory) }.max {
+            $0.path.utf8.count < $1.path.utf8.count
+        }
+    }
+
+    /// `selector` with the account `directory` maps its provider to, when it names no account
+    /// itself; an explicit `PROVIDER:ACCOUNT` always wins.
+    public func applying(to selector: AccountSelector, in directory: String) -> AccountSelector {
+        guard selector.account == nil, let mapping = mapping(for: selector.provider, in: directory) else { return selector }
+        return AccountSelector(provider: selector.provider, account: mapping.accounts[selector.provider])
+    }
+
+    /// Whether `path` is `directory` or one of its parents, compared by whole path components.
+    static func contains(_ path: String, _ directory: String) -> Bool {
+        if path == "/" { return directory.hasPrefix("/") }
+        guard directory.hasPrefix(path) else { return false }
+        let rest = directory.utf8.dropFirst(path.utf8.count)
+        return rest.isEmpty || rest.first == UInt8(ascii: "/")
+    }
+
+    // MARK: - The launcher's copy
+
+    /// The mappings in lines the launcher reads without a TOML parser: `PATH\tPROVIDER\tACCOUNT`.
+    /// A field holding a tab or a newline cannot be written this way, so such a mapping is left
+    /// out, and the launcher then answers nothing a mapping could change (see `isComplete`).
+    public var launcherCopy: (text: String, isComplete: Bool) {
+        var lines: [String] = []
+        var complete = true
+        for mapping in mappings {
+            for (provider, account) in mapping.accounts.sorted(by: { $0.key < $1.key }) {
+                let fields = [mapping.path, provider, account]
+                guard fields.allSatisfy({ !$0.contains("\t") && !$0.contains("\n") }) else {
+                    complete = false
+                    continue
+                }
+                lines.append(fields.joined(separator: "\t"))
+            }
+        }
+        return (lines.joined(separator: "\n"), complete)
+    }
+
+    /// The mappings from `launcherCopy`'s text.
+    public init(launcherCopy text: String) {
+        var byPath: [String: [String: String]] = [:]
+        var order: [String] = []
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 3 else { continue }
+            let path = String(fields[0])
+            if byPath[path] == nil { order.append(path) }
+            byPath[path, default: [:]][String(fields[1])] = String(fields[2])
+        }
+        self.init(order.map { Mapping(written: $0, path: $0, accounts: byPath[$0] ?? [:]) })
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import LatchkeyTestSupport
+import Synchronization
+import Testing
+
+@testable import LatchkeyCore
+@testable import LatchkeyVault
+
+@Suite("Per-directory accounts ([directories] in config.toml)")
+struct DirectoryAccountsTests {
+    let accounts = DirectoryAccounts([
+        .init(written: "~/work", path: "/home/a/work", accounts: ["github": "alice@work.example"]),
+        .init(written: "~/work/acme", path: "/home/a/work/acme", accounts: ["github": "alice@acme.example", "google": "a@acme.example"]),
+    ])
+
+    @Test("the longest matching directory wins, compared by whole path components")
+    func longestPrefix() {
+        #expect(accounts.mapping(for: "github", in: "/home/a/work/acme/src")?.written == "~/work/acme")
+        #expect(accounts.mapping(for: "github", in: "/home/a/work/acme")?.written == "~/work/acme")
+        #expect(accounts.mapping(for: "github", in: "/home/a/work/acme2")?.written == "~/work")
+        #expect(accounts.mapping(for: "github", in: "/home/a/workshop") == nil)
+        #expect(accounts.mapping(for: "google", in: "/home/a/work/other") == nil, "only mappings naming the provider count")
+    }
+
+    @Test("a bare provider takes the mapped account; an explicit PROVIDER:ACCOUNT is left as it is")
+    func applying() {
+        let here = "/home/a/work/acme/src"
+        #expect(
+            accounts.applying(to: AccountSelector(provider: "github"), in: here)
+                == AccountSelector(provider: "github", account: "alice@acme.example"))
+        #expect(
+            accounts.applying(to: AccountSelector(parsing: "github:me@home.example"), in: here)
+                == AccountSelector(parsing: "github:me@home.example"))
+        #expect(accounts.applying(to: AccountSelector(provider: "gitlab"), in: here) == AccountSelector(provider: "gitlab"))
+    }
+
+    @Test("the launcher's copy reads back the same mappings; a field with a tab makes it incomplete and is left out")
+    func launcherCopy() {
+        let copy = accounts.launcherCopy
+        #expect(copy.isComplete)
+        let read = DirectoryAccounts(launcherCopy: copy.text)
+        #expect(
+            read.applying(to: AccountSelector(provider: "github"), in: "/home/a/work/acme")
+                == AccountSelector(provider: "github", account: "alice@acme.example"))
+        #expect(
+            read.applying(to: AccountSelector(provider: "github"), in: "/home/a/work/x")
+                == AccountSelector(provider: "github", account: "alice@work.example"))
+        let tabbed = DirectoryAccounts([.init(written: "/t", path: "/t\tx", accounts: ["github": "a"])]).launcherCopy
+        #expect(!tabbed.isComplete && tabbed.text.isEmpty)
+    }
+
+    @Test("config.toml: ~ is expanded, symlinks are resolved, and each table keeps its line")
+    func parsing() throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        try FileManager.default.createDirectory(atPath: root.path + "/real/acme", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: root.path + "/work", withDestinationPath: root.path + "/real")
+        let file = try root.write(
+            "config.toml",
+            """
+            keystore = "vault"
+
+            [directories."~/work/acme"]
+            github = "alice@acme.example"
+
+            [directories."/srv/personal"]
+            github = "me@home.example"
+            """)
+        let configuration = try LatchkeyConfiguration.load(path: file, environment: ["HOME": root.path])
+        let mappings = configuration.directories.mappings
+        let resolvedRoot = try #require(realpath(root.path, nil).map { String(cString: $0) })
+        #expect(mappings.map(\.path) == [resolvedRoot + "/real/acme", "/srv/personal"])
+        #expect(mappings.map(\.line) == [3, 6])
+        #expect(mappings.first?.accounts == ["github": "alice@acme.example"])
+    }
+
+    @Test("a relative directory, a mapping that is not a table and a non-string account are errors on their lines")
+    func parsingErrors() throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        let file = try root.write(
+            "config.toml",
+            """
+            [directories."work"]
+            github = "a"
+
+            [directories."/srv"]
+            github = 3
+            """)
+        #expect(throws: ProviderFileErrors.self) { try LatchkeyConfiguration.load(path: file, environment: ["HOME": "/home/a"]) }
+        do {
+            _ = try LatchkeyConfiguration.load(path: file, environment: ["HOME": "/home/a"])
+        } catch {
+            #expect(error.errors.map(\.line) == [1, 4])
+            #expect(error.errors.first?.message.contains("absolute path") == true)
+        }
+    }
+
+    @Test("a mapped account that is not signed in is said, with config.toml's line, and the provider answers as if unmapped")
+    func staleMapping() {
+        let warnings = WarningLog()
+        let here = WorkingDirectory(
+            path: "/home/a/work/acme", accounts: accounts, configFile: "/home/a/.config/latchkey/config.toml",
+            warn: { warnings.append($0) })
+        let bob = AccountRecord.testing(provider: "github", subject: "1", displayName: "bob@home.example")
+        #expect(here.selector(AccountSelector(provider: "github"), among: [bob]) == AccountSelector(provider: "github"))
+        #expect(warnings.lines.count == 1 && warnings.lines[0].contains("alice@acme.example") && warnings.lines[0].contains("config.toml"))
+        let alice = AccountRecord.testing(provider: "github", subject: "2", displayName: "alice@acme.example")
+        #expect(
+            here.selector(AccountSelector(provider: "github"), among: [bob, alice])
+                == AccountSelector(provider: "github", account: "alice@acme.example"))
+    }
+
+    @Test("status marks the account that applies here, and only when a mapping chose it")
+    func statusMark() {
+        let bob = AccountRecord.testing(provider: "github", subject: "1", displayName: "bob@home.example")
+        let alice = AccountRecord.testing(provider: "github", subject: "2", displayName: "alice@acme.example")
+        let report = StatusReport(records: [bob, alice], keystore: "vault", now: Date(), here: (accounts, "/home/a/work/acme"))
+        #expect(report.accounts.map(\.appliesHere) == [false, true])
+        #expect(report.accounts[1].summary.contains("(applies here)"))
+        let elsewhere = StatusReport(records: [bob], keystore: "vault", now: Date(), here: (accounts, "/tmp"))
+        #expect(elsewhere.accounts.map(\.appliesHere) == [false])
+    }
+}
+
+/// Warnings a test collects.
+final class WarningLog: Sendable {
+    private let state = Mutex<[String]>([])
+    var lines: [String] { state.withLock { $0 } }
+    func append(_ line: String) { state.withLock { $0.append(line) } }
+}
