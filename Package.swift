@@ -160,6 +160,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The launcher's own code (`Sources/latchkey` is only wiring): its modules, tested against
+        // the full command's side of each rule (the copy writer, the record's validity).
+        .testTarget(
+            name: "LauncherTests",
+            dependencies: ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyCore"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "LatchkeyCoreTests",
             dependencies: ["LatchkeyCore", "LatchkeyVault", "LatchkeyTestSupport"],

@@ -14,6 +14,13 @@
 
 int lk_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 
+int lk_open_entry(int dirfd, const char *name) { return openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC); }
+
+int lk_exec_descriptor(int fd, char *const argv[]) {
+    fexecve(fd, argv, environ);
+    return errno;
+}
+
 /// What the caller gave this process, captured by `lk_remember_inherited_state` before the
 /// runtime, the vault or the network opened anything, so that `lk_exec` hands exactly that on.
 static int inherited_remembered;

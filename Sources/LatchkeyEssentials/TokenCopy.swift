@@ -4,19 +4,27 @@
 /// keyring replaces every copy at once and `latchkey lock` drops them all. Inside it, one `user`
 /// key per account holds the token, under an account key no command-line selector can name;
 /// each selector the full command would resolve to exactly one account (`PROVIDER`,
-/// `PROVIDER:SUBJECT`, `PROVIDER:NAME`) is a small key pointing at that account's key. Account
-/// keys and selector keys have separate prefixes, so one account's name can never take the key
-/// of another account's subject, and the per-user key quota is spent once per token. One more
-/// key, the marker, names the vault file and unlock the copies were made from.
+/// `PROVIDER:SUBJECT`, `PROVIDER:NAME`, in `AccountSelector`'s own spelling) is a small key
+/// pointing at that account's key. Account keys and selector keys have separate prefixes, so one
+/// account's name can never take the key of another account's subject, and the per-user key quota
+/// is spent once per token. One more key, the marker, names the vault file and unlock the copies
+/// were made from.
 ///
-/// Payloads: `0x00`, expiry (u64, Unix seconds, big-endian), then the token bytes; or `0x01`
-/// then the account key the selector points to.
+/// Payloads: `0x02`, issue time and expiry (i64 each, Unix seconds, big-endian; an expiry of
+/// `Int64.max` for a token the provider gave none), then the token bytes; or `0x01` then the
+/// account key the selector points to. The times are what `TokenValidity` needs, so a copy is
+/// judged by the rule the vault's record is. Payload `0x00` (expiry only, before the rule's
+/// half-lifetime cap reached the copies) decodes to nothing: such a copy is never answered, and
+/// the full command, whose marker then differs (`formatVersion`), writes it anew.
 public enum TokenCopy {
+    /// Goes into the marker, so copies an older format wrote are rewritten, not kept.
+    public static let formatVersion: UInt8 = 2
+
     public static func keyringDescription(vaultPath: String) -> String {
         "latchkey:tokens:" + vaultPath
     }
 
-    /// The key a selector typed on the command line is looked up under.
+    /// The key a selector (as `AccountSelector.description` spells it) is looked up under.
     public static func selectorKeyDescription(vaultPath: String, selector: String) -> String {
         "latchkey:token:" + vaultPath + "|" + selector
     }
@@ -33,14 +41,15 @@ public enum TokenCopy {
     }
 
     public enum Entry: Equatable, Sendable {
-        case token(expiresAt: UInt64, token: [UInt8])
+        /// `expiresAt` is `nil` when the provider gave no expiry.
+        case token(issuedAt: Int, expiresAt: Int?, token: [UInt8])
         case alias(of: String)
     }
 
     public static func encode(_ entry: Entry) -> [UInt8] {
         switch entry {
-        case .token(let expiresAt, let token):
-            return [0] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: expiresAt >> (UInt64($0) * 8)) } + token
+        case .token(let issuedAt, let expiresAt, let token):
+            return [formatVersion] + bigEndian(Int64(issuedAt)) + bigEndian(expiresAt.map(Int64.init) ?? .max) + token
         case .alias(let selector):
             return [1] + Array(selector.utf8)
         }
@@ -49,13 +58,21 @@ public enum TokenCopy {
     public static func decode(_ payload: [UInt8]) -> Entry? {
         guard let kind = payload.first else { return nil }
         switch kind {
-        case 0 where payload.count > 9:
-            let expiry = payload[1..<9].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            return .token(expiresAt: expiry, token: Array(payload[9...]))
+        case formatVersion where payload.count > 17:
+            let expiry = int64(payload[9..<17])
+            return .token(issuedAt: Int(int64(payload[1..<9])), expiresAt: expiry == .max ? nil : Int(expiry), token: Array(payload[17...]))
         case 1 where payload.count > 1:
             return .alias(of: String(decoding: payload[1...], as: UTF8.self))
         default:
             return nil
         }
+    }
+
+    private static func bigEndian(_ value: Int64) -> [UInt8] {
+        (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(bitPattern: value) >> (UInt64($0) * 8)) }
+    }
+
+    private static func int64(_ bytes: ArraySlice<UInt8>) -> Int64 {
+        Int64(bitPattern: bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
     }
 }

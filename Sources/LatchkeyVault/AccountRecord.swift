@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import LatchkeyEssentials
 
 /// Everything Latchkey keeps about one signed-in account.
 ///
@@ -63,14 +64,14 @@ public struct AccountRecord: Codable, Sendable, Equatable {
         selector == subject || selector == displayName
     }
 
-    /// Whether the access token is still valid `margin` seconds from `now`.
-    ///
-    /// The margin is capped at half the token's whole lifetime (issue to expiry): a provider
-    /// that issues 60-second tokens would otherwise make `--min-ttl 60` refresh on every call,
-    /// even right after another process refreshed.
+    /// Whether the access token is still valid `margin` seconds from `now`, by `TokenValidity`'s
+    /// rule (the margin capped at half the lifetime from `updatedAt`, when the token was issued),
+    /// on whole seconds as the launcher applies it to the token copies; a token without an expiry
+    /// always is.
     public func isValid(at now: Date, margin: TimeInterval) -> Bool {
         guard let expiresAt else { return true }
-        let lifetime = expiresAt.timeIntervalSince(updatedAt)
-        return expiresAt.timeIntervalSince(now) > min(margin, max(0, lifetime / 2))
+        return TokenValidity.isValid(
+            issuedAt: Int(wholeSeconds: updatedAt.timeIntervalSince1970), expiresAt: Int(wholeSeconds: expiresAt.timeIntervalSince1970),
+            now: Int(wholeSeconds: now.timeIntervalSince1970), margin: Int(wholeSeconds: margin))
     }
 }

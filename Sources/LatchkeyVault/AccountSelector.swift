@@ -1,5 +1,5 @@
 /// `PROVIDER[:ACCOUNT]` from the command line.
-public struct AccountSelector: Sendable, Equatable, CustomStringConvertible {
+public struct AccountSelector: Sendable, Hashable, CustomStringConvertible {
     public var provider: String
     /// The account's display name (usually the email) or its subject; `nil` means "the only one".
     public var account: String?
@@ -9,7 +9,9 @@ public struct AccountSelector: Sendable, Equatable, CustomStringConvertible {
         self.account = account
     }
 
-    /// Splits at the first `:`; provider names cannot contain one, account names may.
+    /// Splits at the first `:`; provider names cannot contain one, account names may. The one
+    /// parser of selectors: the full command and the launcher (`LauncherRequest`) both call it,
+    /// once per process.
     public init(parsing text: String) {
         if let colon = text.firstIndex(of: ":") {
             provider = String(text[..<colon])
@@ -21,6 +23,7 @@ public struct AccountSelector: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The selector's one spelling (`p:` is `p`), under which the token copies are keyed.
     public var description: String { account.map { "\(provider):\($0)" } ?? provider }
 
     /// The one record this selector names: a bare `PROVIDER` names its only account, or its

@@ -17,8 +17,14 @@ import LatchkeyVault
 // Before any secret is read: no core dump, no ptrace attach. The core limit carries over the exec
 // below; exec resets the other, so latchkey-cli hardens itself again.
 _ = lk_harden_process()
-if let status = TokenFastPath.run(CommandLine.arguments) { exit(status) }
-if let status = UnlockedVaultAnswer.run(CommandLine.arguments) { exit(status) }
+if let request = LauncherRequest(CommandLine.arguments) {
+    if case .token(let selector, let minimumLifetime) = request,
+        let status = TokenFastPath.run(selector: selector.description, minimumLifetime: minimumLifetime)
+    {
+        exit(status)
+    }
+    if let status = UnlockedVaultAnswer.run(request) { exit(status) }
+}
 var failure = Array(CommandLineLauncher.exec(CommandLine.arguments).utf8)
 _ = write(STDERR_FILENO, &failure, failure.count)
 exit(1)

@@ -112,7 +112,7 @@ struct DefaultAccountTests {
     func tokenCopiesFollowTheDefault() {
         let records = [Self.record("x", name: "alice"), Self.record("y", name: "bob", isDefault: true)]
         let selectors = TokenCopies.selectors(for: records)
-        #expect(selectors["p"] == 1)
-        #expect(selectors["p:alice"] == 0)
+        #expect(selectors[AccountSelector(parsing: "p")] == 1)
+        #expect(selectors[AccountSelector(parsing: "p:alice")] == 0)
     }
 }

@@ -192,6 +192,55 @@ struct VaultKeystoreTests {
         #expect(try Self.mode(path) == 0o644)
     }
 
+    @Test(
+        "what is not a regular file of sane size is refused at once, by reads, updates and doctor's check alike",
+        arguments: ["a FIFO", "a 100 GB sparse file", "a symbolic link", "a directory"])
+    func notAVaultFile(what: String) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/vault"
+        let expected: String
+        switch what {
+        case "a FIFO":
+            #expect(mkfifo(path, 0o600) == 0)
+            expected = "it is a FIFO, not a regular file"
+        case "a 100 GB sparse file":
+            try directory.write("vault", "")
+            #expect(truncate(path, 100 << 30) == 0)
+            expected = "it is 107374182400 bytes, larger than any vault Latchkey writes (64 MiB)"
+        case "a symbolic link":
+            let real = try await Self.populatedVault(in: directory)
+            #expect(rename(real, path + ".real") == 0 && symlink(path + ".real", path) == 0)
+            expected = "it is a symbolic link, not a regular file"
+        default:
+            #expect(mkdir(path, 0o700) == 0)
+            expected = "it is a directory, not a regular file"
+        }
+        let error = KeystoreError.notAVaultFile(path: path, reason: expected)
+        #expect(await Self.keystoreError { _ = try await Self.vault(path).records() } == error)
+        #expect(await Self.keystoreError { try await Self.vault(path).update { $0.append(.testing()) } } == error)
+        #expect(await Self.keystoreError { try await Self.vault(path).prepareForWriting() } == error)
+        #expect(throws: error) { try Self.vault(path).checkPermissions() }
+        #expect(error.description.contains("move it aside"))
+    }
+
+    @Test("records that would make a vault over 64 MiB are not saved, and the vault keeps what it held")
+    func tooLargeToSave() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try await Self.populatedVault(in: directory)
+        let before = try Self.fileBytes(path)
+        let error = await Self.keystoreError {
+            try await Self.vault(path).update { $0.append(.testing(subject: "huge", accessToken: String(repeating: "a", count: 65 << 20))) }
+        }
+        guard case .io(_, let reason)? = error else {
+            Issue.record("expected .io, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("more than a vault may hold (64 MiB)"))
+        #expect(try Self.fileBytes(path) == before)
+    }
+
     @Test("a file that is not a vault is damaged")
     func garbage() async throws {
         let directory = try TemporaryDirectory()

@@ -31,6 +31,15 @@ void lk_remember_inherited_state(void);
 /// Returns only on failure, with the errno value.
 int lk_exec(const char *file, char *const argv[], char *const envp[]);
 
+/// openat(2) of `name` in the directory `dirfd` with O_PATH | O_NOFOLLOW | O_CLOEXEC: a handle on
+/// the entry itself (a symbolic link is not followed), to fstat, readlinkat or execute, that
+/// reads nothing (O_PATH is GNU-only, so Swift cannot spell it). `name` "/" opens the root.
+int lk_open_entry(int dirfd, const char *name);
+
+/// fexecve(3): runs the file open as `fd` (from `lk_open_entry`) with this process's environment,
+/// replacing this process. Returns only on failure, with the errno value.
+int lk_exec_descriptor(int fd, char *const argv[]);
+
 /// Keeps secrets out of core files and away from same-user debuggers that lack CAP_SYS_PTRACE:
 /// not dumpable (no core, no ptrace attach by unprivileged processes, /proc/PID/mem closed) and
 /// a zero core size limit. Returns 0, or -1 when either call failed.

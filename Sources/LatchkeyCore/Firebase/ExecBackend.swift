@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// A second-factor backend run by an external program (`mfa_backend = "exec:/path"`).
@@ -184,39 +185,23 @@ public struct ExecBackend: FirebaseAuthBackend {
         return try result.get()
     }
 
-    /// The program, with every symlink resolved: a regular executable file that only its owner
-    /// (this user or root) can change, in directories only their owners (this user or root) can
-    /// change, or sticky ones such as /tmp. Anyone else who could write any of them could run
-    /// code as this user with the account's first factor in hand. The resolved path is what runs.
+    /// The program's real path, once `TrustedProgram` accepts it: a regular executable file that
+    /// only this user or root can change, reached through directories and links only they can
+    /// change (or sticky directories such as /tmp). Anyone else who could write one of them could
+    /// run code as this user with the account's first factor in hand. The real path is what runs:
+    /// every directory on it passed the check, so nobody else can change what it names.
     func checkProgram() throws(FirebaseAuthError) -> String {
-        guard let resolved = realpath(path, nil) else {
-            throw .plugin(path: path, reason: errno == ENOENT ? "does not exist" : String(cString: strerror(errno)))
-        }
-        let program = String(cString: resolved)
-        free(resolved)
-        var info = stat()
-        guard stat(program, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(program, X_OK) == 0 else {
-            throw .plugin(path: path, reason: "is not an executable file")
-        }
-        var checked = program
-        while true {
-            guard stat(checked, &info) == 0 else { throw .plugin(path: path, reason: "\(checked) cannot be read") }
-            guard info.st_uid == geteuid() || info.st_uid == 0 else {
-                throw .plugin(
-                    path: path, reason: "\(checked) belongs to another user (uid \(info.st_uid)); install the plugin as your own or root's")
+        do {
+            return try TrustedProgram.open(path).path
+        } catch {
+            switch error {
+            case .missing: throw .plugin(path: path, reason: "does not exist")
+            case .notExecutable: throw .plugin(path: path, reason: "is not an executable file")
+            case .anotherUsers: throw .plugin(path: path, reason: "\(error); install the plugin as your own or root's")
+            case .writableByOthers(let entry, _): throw .plugin(path: path, reason: "\(error); run chmod go-w \(entry)")
+            case .unreadable, .tooManyLinks: throw .plugin(path: path, reason: error.description)
             }
-            // A sticky directory (/tmp) lets others add entries but not replace ours; the entry
-            // below it was checked to be ours or root's already.
-            let isDirectory = info.st_mode & S_IFMT == S_IFDIR
-            guard info.st_mode & 0o022 == 0 || (isDirectory && info.st_mode & S_ISVTX != 0 && checked != program) else {
-                throw .plugin(
-                    path: path,
-                    reason: "\(checked) is writable by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod go-w on it")
-            }
-            if checked == "/" { break }
-            checked = (checked as NSString).deletingLastPathComponent
         }
-        return program
     }
 
     private static func runBlocking(path: String, input: [UInt8], timeout: TimeInterval) -> Result<[UInt8], FirebaseAuthError> {

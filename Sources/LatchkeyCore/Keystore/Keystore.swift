@@ -48,6 +48,8 @@ public enum KeystoreError: LatchkeyError, Equatable {
     case unsafePermissions(path: String, mode: String)
     /// The vault's directory can be written by others, or belongs to another user (`otherOwner`).
     case unsafeDirectory(path: String, mode: String, otherOwner: Int?)
+    /// What is at the vault's path cannot be a vault: not a regular file, too large, or another user's.
+    case notAVaultFile(path: String, reason: String)
     case passphraseFile(path: String, reason: String)
     case io(path: String, reason: String)
     case configuration(String)
@@ -77,6 +79,8 @@ public enum KeystoreError: LatchkeyError, Equatable {
             }
             return
                 "\(path) can be written by other users (mode \(mode)), who could replace the vault in it; run `chmod 700 \(path)`, then retry"
+        case .notAVaultFile(let path, let reason):
+            return "\(path) cannot be the vault: \(reason). It was left untouched; move it aside, then retry"
         case .passphraseFile(let path, let reason):
             return "cannot use LATCHKEY_PASSPHRASE_FILE \(path): \(reason)"
         case .io(let path, let reason):

@@ -42,17 +42,20 @@ struct TokenCopies {
             let token = Array(record.accessToken.exposedValue.utf8)
             guard seconds > 0, token.count <= Self.largestCopied else { continue }
             let description = TokenCopy.accountKeyDescription(vaultPath: vaultPath, account: String(index))
-            complete =
-                store(
-                    .token(expiresAt: UInt64(clamping: Int(wholeSeconds: expiry.timeIntervalSince1970)), token: token),
-                    description: description, seconds: seconds, ring: ring) && complete
+            // The record's own times, not the copy's shorter life: the fast path judges the copy by
+            // `TokenValidity`, as `isValid` judges the record.
+            let copy = TokenCopy.Entry.token(
+                issuedAt: Int(wholeSeconds: record.updatedAt.timeIntervalSince1970),
+                expiresAt: record.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince1970) }, token: token)
+            complete = store(copy, description: description, seconds: seconds, ring: ring) && complete
             copied[index] = seconds
         }
         for (selector, index) in Self.selectors(for: records) {
             guard let seconds = copied[index] else { continue }
             complete =
                 store(
-                    .alias(of: String(index)), description: TokenCopy.selectorKeyDescription(vaultPath: vaultPath, selector: selector),
+                    .alias(of: String(index)),
+                    description: TokenCopy.selectorKeyDescription(vaultPath: vaultPath, selector: selector.description),
                     seconds: seconds, ring: ring) && complete
         }
         // Only a whole set of copies is marked: one the kernel cut short is made again next time.
@@ -62,10 +65,12 @@ struct TokenCopies {
     }
 
     /// Names the copies' origin: the vault file's SHA-256 (every write seals with a fresh nonce,
-    /// so it changes with every write) and the unlock's end, which bounds every copy's lifetime.
+    /// so it changes with every write), the unlock's end, which bounds every copy's lifetime, and
+    /// the copies' format, so copies an older Latchkey wrote from the same file are made anew.
     static func marker(vaultFile: [UInt8], unlockedUntil: Date) -> [UInt8] {
         let seconds = UInt64(clamping: Int(wholeSeconds: unlockedUntil.timeIntervalSince1970))
         return Array(SHA256.hash(data: vaultFile)) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: seconds >> (UInt64($0) * 8)) }
+            + [TokenCopy.formatVersion]
     }
 
     /// Lives in the copies' keyring, so replacing or dropping the copies drops it too.
@@ -74,19 +79,21 @@ struct TokenCopies {
     /// Every selector a person could type for these records (`PROVIDER`, `PROVIDER:SUBJECT`,
     /// `PROVIDER:NAME`) that the full command resolves to exactly one record, with that record's
     /// index: the resolution `AccountSelector.select` uses, so the fast path never answers a
-    /// selector the full command would call ambiguous or resolve to another account.
-    static func selectors(for records: [AccountRecord]) -> [String: Int] {
-        var resolved: [String: Int] = [:]
+    /// selector the full command would call ambiguous or resolve to another account. An empty
+    /// subject or name is left out: typed after the colon, it reads as the bare provider.
+    static func selectors(for records: [AccountRecord]) -> [AccountSelector: Int] {
+        var resolved: [AccountSelector: Int] = [:]
         // A selector only ever matches records of its provider: resolve within each provider.
         for (provider, indices) in Dictionary(grouping: records.indices, by: { records[$0].provider }) {
             let atProvider = indices.map { records[$0] }
-            var candidates: Set<String> = [provider]
+            var candidates: Set<AccountSelector> = [AccountSelector(provider: provider)]
             for record in atProvider {
-                candidates.insert("\(provider):\(record.subject)")
-                if let name = record.displayName { candidates.insert("\(provider):\(name)") }
+                for name in [record.subject, record.displayName].compactMap({ $0 }) where !name.isEmpty {
+                    candidates.insert(AccountSelector(provider: provider, account: name))
+                }
             }
             for selector in candidates {
-                guard let position = try? AccountSelector(parsing: selector).index(in: atProvider) else { continue }
+                guard let position = try? selector.index(in: atProvider) else { continue }
                 resolved[selector] = indices[position]
             }
         }

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 import Synchronization
 
@@ -82,7 +83,7 @@ public final class VaultKeystore: Keystore {
         return keyCache?.drop() ?? false
     }
 
-    private var directory: String { (path as NSString).deletingLastPathComponent }
+    private var directory: String { VaultFile.directory(of: path) }
 
     public func records() async throws(KeystoreError) -> [AccountRecord] {
         guard let bytes = try readVaultFile() else { return [] }
@@ -129,50 +130,42 @@ public final class VaultKeystore: Keystore {
 
     // MARK: - Reading
 
-    /// The file's bytes, `nil` when there is no vault yet. Refuses a file others can read, and a
-    /// directory others could swap it in.
+    /// The file's bytes, `nil` when there is no vault yet. Refuses what `VaultFile` refuses: a
+    /// file others can read, a directory others could swap it in, and anything but a regular file
+    /// of sane size (a FIFO would block, a huge sparse file would be allocated whole).
     private func readVaultFile() throws(KeystoreError) -> [UInt8]? {
-        try checkDirectory()
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        if descriptor < 0 {
-            if errno == ENOENT { return nil }
-            throw .io(path: path, reason: String(cString: strerror(errno)))
+        switch VaultFile.read(path) {
+        case .success(let bytes): return bytes
+        case .failure(let problem): throw error(for: problem)
         }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .io(path: path, reason: String(cString: strerror(errno))) }
-        try checkFileMode(info)
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, reason: String(cString: strerror(errno)))
-            }
-            if count == 0 { break }
-            bytes += buffer[0..<count]
-        }
-        return bytes
     }
 
-    /// Checks the permissions every read insists on, without opening or decrypting the vault
-    /// (`latchkey doctor`); `false` when there is no vault file yet.
+    /// Checks what every read insists on, without opening or decrypting the vault (`latchkey
+    /// doctor`); `false` when there is no vault file yet.
     public func checkPermissions() throws(KeystoreError) -> Bool {
-        try checkDirectory()
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT { return false }
-            throw .io(path: path, reason: String(cString: strerror(errno)))
+        switch VaultFile.check(path) {
+        case .success(let exists): return exists
+        case .failure(let problem): throw error(for: problem)
         }
-        try checkFileMode(info)
-        return true
     }
 
-    /// Only the owner may read or write the vault: others could copy it and try passphrases offline.
-    private func checkFileMode(_ info: stat) throws(KeystoreError) {
-        guard info.st_mode & 0o077 == 0 else {
-            throw .unsafePermissions(path: path, mode: String(info.st_mode & 0o777, radix: 8))
+    private func error(for problem: VaultFile.Problem) -> KeystoreError {
+        switch problem {
+        case .unsafeDirectory(let directory, let mode, let owner):
+            return .unsafeDirectory(path: directory, mode: String(mode, radix: 8), otherOwner: owner.map(Int.init))
+        case .accessibleByOthers(let mode):
+            return .unsafePermissions(path: path, mode: String(mode, radix: 8))
+        case .ownedByAnotherUser(let owner):
+            return .notAVaultFile(path: path, reason: "it belongs to another user (uid \(owner))")
+        case .notARegularFile(let kind):
+            return .notAVaultFile(path: path, reason: "it is \(kind), not a regular file")
+        case .tooLarge(let bytes):
+            return .notAVaultFile(
+                path: path, reason: "it is \(bytes) bytes, larger than any vault Latchkey writes (\(VaultFile.largestSize >> 20) MiB)")
+        case .changedWhileRead:
+            return .io(path: path, reason: "it grew while being read (something writes into it); retry")
+        case .unreadable(let error):
+            return .io(path: path, reason: String(cString: strerror(error)))
         }
     }
 
@@ -240,6 +233,14 @@ public final class VaultKeystore: Keystore {
         } catch {
             throw .io(path: path, reason: "cannot encrypt the records: \(error)")
         }
+        // Never a vault every later read would refuse.
+        guard sealed.count <= VaultFile.largestSize else {
+            throw .io(
+                path: path,
+                reason:
+                    "the records would take \(sealed.count) bytes, more than a vault may hold (\(VaultFile.largestSize >> 20) MiB); nothing was changed"
+            )
+        }
         try AtomicFile.replace(path, with: sealed)
         return sealed
     }
@@ -277,13 +278,7 @@ public final class VaultKeystore: Keystore {
     /// A directory another user can write to could have the vault replaced by one of theirs (a
     /// rename needs only the directory's write bit), so it is refused like a readable vault.
     private func checkDirectory() throws(KeystoreError) {
-        var info = stat()
-        guard stat(directory, &info) == 0 else { return }
-        guard info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
-            throw .unsafeDirectory(
-                path: directory, mode: String(info.st_mode & 0o777, radix: 8), otherOwner: info.st_uid == geteuid() ? nil : Int(info.st_uid)
-            )
-        }
+        if let problem = VaultFile.directoryProblem(directory) { throw error(for: problem) }
     }
 
     private func ensureDirectory() throws(KeystoreError) {

@@ -225,6 +225,8 @@ public struct Diagnosis: Sendable {
             return "\(path) can be written by other users (mode \(mode)), who could replace the vault; the vault refuses it"
         case .unsafeDirectory(let path, _, let owner?):
             return "\(path) belongs to another user (uid \(owner)), who could replace the vault; the vault refuses it"
+        case .notAVaultFile(let path, let reason):
+            return "\(path) cannot be the vault: \(reason); every command refuses it"
         default:
             return error.description
         }
@@ -235,6 +237,7 @@ public struct Diagnosis: Sendable {
         case .unsafePermissions(let path, _): return "chmod 600 \(path)"
         case .unsafeDirectory(let path, _, nil): return "chmod 700 \(path)"
         case .unsafeDirectory: return "set XDG_DATA_HOME to a directory of your own"
+        case .notAVaultFile(let path, _): return "move it aside (mv \(path) \(path).not-a-vault)"
         default: return nil
         }
     }

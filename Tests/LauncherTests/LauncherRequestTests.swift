@@ -1,0 +1,45 @@
+import LatchkeyVault
+import Testing
+
+@Suite("The launcher reads its command line once, selector included")
+struct LauncherRequestTests {
+    func request(_ arguments: String...) -> LauncherRequest? {
+        LauncherRequest(["latchkey"] + arguments)
+    }
+
+    @Test("token SELECTOR with or without --min-ttl, and status --json, are the launcher's to answer")
+    func shapes() {
+        #expect(request("token", "google") == .token(AccountSelector(provider: "google"), minimumLifetime: 60))
+        #expect(
+            request("token", "google:alice@example.com", "--min-ttl", "0")
+                == .token(AccountSelector(provider: "google", account: "alice@example.com"), minimumLifetime: 0))
+        #expect(request("token", "a:b:c", "--min-ttl=600") == .token(AccountSelector(provider: "a", account: "b:c"), minimumLifetime: 600))
+        #expect(request("status", "--json") == .statusJSON)
+    }
+
+    @Test("the selector is AccountSelector's own reading, so `p:` is looked up as `p`, as the full command reads it")
+    func oneSpelling() throws {
+        guard case .token(let selector, _) = try #require(request("token", "p:")) else {
+            Issue.record("not a token request")
+            return
+        }
+        #expect(selector == AccountSelector(parsing: "p:"))
+        #expect(selector.description == "p")
+    }
+
+    @Test("anything the full command would refuse or read otherwise is left to it")
+    func leftToTheFullCommand() {
+        for arguments in [
+            ["token"], ["token", ""], ["token", "--id-token", "p"], ["token", "p", "--id-token"], ["token", "p", "--min-ttl"],
+            ["token", "p", "--min-ttl", "-1"], ["token", "p", "--min-ttl", "99999999999999999999999"], ["token", "p", "--min-ttl=x"],
+            ["status"], ["status", "--json", "--keystore", "vault"], ["exec", "p", "--", "true"], [],
+        ] {
+            #expect(LauncherRequest(["latchkey"] + arguments) == nil, "\(arguments)")
+        }
+    }
+
+    @Test("the largest --min-ttl an Int holds is read, not trapped on")
+    func largestMinimumLifetime() {
+        #expect(request("token", "p", "--min-ttl", String(Int.max)) == .token(AccountSelector(provider: "p"), minimumLifetime: .max))
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import LatchkeyEssentials
+import Testing
+
+@testable import LatchkeyCore
+@testable import LatchkeyVault
+
+/// The token copies as the full command writes them (`TokenCopies`), read as the launcher reads
+/// them (`TokenFastPath`), in the real kernel keyring.
+@Suite(
+    "The launcher answers a token copy exactly when the full command would", .serialized,
+    .enabled(if: Diagnosis.Probes.live.kernelKeyring() == nil))
+struct TokenFastPathTests {
+    static func record(subject: String = "1001", name: String? = "alice", issued: Date, lifetime: TimeInterval?) -> AccountRecord {
+        AccountRecord(
+            provider: "p", issuer: "https://issuer.example", subject: subject, displayName: name,
+            accessToken: Secret("fake-access-\(subject)"), tokenType: "Bearer", refreshToken: nil, idToken: nil,
+            expiresAt: lifetime.map { issued.addingTimeInterval($0) }, scopes: [], createdAt: issued, updatedAt: issued)
+    }
+
+    /// Now, on a whole second, as the launcher's `time(nil)` sees it.
+    static func now() -> Date { Date(timeIntervalSince1970: TimeInterval(time(nil))) }
+
+    /// A vault the copies' check accepts; its contents are never read on this path.
+    static func vault(in scratch: Scratch) throws -> String { try scratch.file("data/vault", "sealed records") }
+
+    @Test("a copy is answered exactly when AccountRecord.isValid holds, the half-lifetime cap included")
+    func sameRuleAsTheRecord() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let vault = try Self.vault(in: scratch)
+        let copies = TokenCopies(vaultPath: vault)
+        defer { copies.drop() }
+        let now = Self.now()
+        let record = Self.record(issued: now, lifetime: 60)
+        copies.sync([record], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+        let seconds = Int(now.timeIntervalSince1970)
+        for elapsed in [0, 1, 29, 30, 31, 59, 60, 61] {
+            for margin in [0, 1, 29, 30, 59, 60, 120, Int.max] {
+                let answer = TokenFastPath.token(selector: "p", minimumLifetime: margin, vaultPath: vault, now: seconds + elapsed)
+                let expected = record.isValid(at: now.addingTimeInterval(TimeInterval(elapsed)), margin: TimeInterval(margin))
+                #expect((answer != nil) == expected, "elapsed \(elapsed), margin \(margin)")
+                if let answer { #expect(answer == Array("fake-access-1001".utf8)) }
+            }
+        }
+        // The case the copies used to refuse: 59 s left of a 60-second token, --min-ttl 60.
+        #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds + 1) != nil)
+    }
+
+    @Test("a token without an expiry is answered for any minimum lifetime, as the vault answers it")
+    func noExpiry() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let vault = try Self.vault(in: scratch)
+        let copies = TokenCopies(vaultPath: vault)
+        defer { copies.drop() }
+        let now = Self.now()
+        copies.sync([Self.record(issued: now, lifetime: nil)], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+        let answer = TokenFastPath.token(selector: "p:1001", minimumLifetime: .max, vaultPath: vault, now: Int(now.timeIntervalSince1970))
+        #expect(answer == Array("fake-access-1001".utf8))
+    }
+
+    @Test("a selector the full command reads as another spelling is found under that spelling")
+    func canonicalSpelling() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let vault = try Self.vault(in: scratch)
+        let copies = TokenCopies(vaultPath: vault)
+        defer { copies.drop() }
+        let now = Self.now()
+        copies.sync([Self.record(issued: now, lifetime: 3_600)], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+        let selector = AccountSelector(parsing: "p:").description
+        #expect(TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, now: Int(now.timeIntervalSince1970)) != nil)
+    }
+
+    @Test("a copy in the older format is never answered, and the full command writes it anew though the vault did not change")
+    func olderFormat() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let vault = try Self.vault(in: scratch)
+        let copies = TokenCopies(vaultPath: vault)
+        defer { copies.drop() }
+        let now = Self.now()
+        let until = now.addingTimeInterval(600)
+        let file = Array("sealed records".utf8)
+        let records = [Self.record(issued: now, lifetime: 3_600)]
+        copies.sync(records, unlockedUntil: until, vaultFile: file, now: now)
+        let seconds = Int(now.timeIntervalSince1970)
+        #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil)
+
+        // What the previous Latchkey left for the same file and unlock: payload 0x00 (expiry
+        // only) and a marker without the format byte.
+        let ring = try #require(KernelKeyring.keyring(description: TokenCopy.keyringDescription(vaultPath: vault)))
+        let expiry = UInt64(seconds + 3_600)
+        let old = [UInt8(0)] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: expiry >> (UInt64($0) * 8)) } + Array("old-token".utf8)
+        try KernelKeyring.store(old, description: TokenCopy.accountKeyDescription(vaultPath: vault, account: "0"), timeout: 600, in: ring)
+        let marker = TokenCopies.marker(vaultFile: file, unlockedUntil: until)
+        try KernelKeyring.store(
+            Array(marker.dropLast()), description: TokenCopy.markerKeyDescription(vaultPath: vault), timeout: 600, in: ring)
+        #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil)
+
+        copies.sync(records, unlockedUntil: until, vaultFile: file, now: now)
+        #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == Array("fake-access-1001".utf8))
+    }
+
+    @Test("no copy is answered while the vault is not one the full command would open")
+    func unsafeVault() throws {
+        let attacks: [(String, (String) throws -> Void)] = [
+            (
+                "a FIFO",
+                { path in
+                    unlink(path); mkfifo(path, 0o600)
+                }
+            ),
+            (
+                "a symbolic link",
+                { path in
+                    let target = path + ".real"
+                    rename(path, target)
+                    symlink(target, path)
+                }
+            ),
+            ("group-readable", { path in chmod(path, 0o640) }),
+            ("in a directory others can write", { path in chmod(VaultFile.directory(of: path), 0o777) }),
+            ("a 100 GB sparse file", { path in truncate(path, 100 << 30) }),
+            (
+                "a directory",
+                { path in
+                    unlink(path); mkdir(path, 0o700)
+                }
+            ),
+            ("missing", { path in unlink(path) }),
+        ]
+        for (what, attack) in attacks {
+            let scratch = try Scratch()
+            defer { scratch.remove() }
+            let vault = try Self.vault(in: scratch)
+            let copies = TokenCopies(vaultPath: vault)
+            defer { copies.drop() }
+            let now = Self.now()
+            copies.sync([Self.record(issued: now, lifetime: 3_600)], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+            let seconds = Int(now.timeIntervalSince1970)
+            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil, "before: \(what)")
+            try attack(vault)
+            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil, "\(what)")
+        }
+    }
+}
+
+@Suite("Token copy payloads")
+struct TokenCopyTests {
+    @Test("a token copy carries its issue time and expiry (or none) and round-trips")
+    func roundTrip() {
+        for entry: TokenCopy.Entry in [
+            .token(issuedAt: 1_750_000_000, expiresAt: 1_750_003_600, token: Array("t".utf8)),
+            .token(issuedAt: -5, expiresAt: nil, token: Array("tok".utf8)),
+            .token(issuedAt: .min, expiresAt: .max - 1, token: [0]),
+            .alias(of: "12"),
+        ] {
+            #expect(TokenCopy.decode(TokenCopy.encode(entry)) == entry)
+        }
+    }
+
+    @Test("an older payload, an unknown kind or a short one decodes to nothing")
+    func refusedPayloads() {
+        let old = [UInt8(0)] + [UInt8](repeating: 0xFF, count: 8) + Array("token".utf8)
+        #expect(TokenCopy.decode(old) == nil)
+        #expect(TokenCopy.decode([]) == nil)
+        #expect(TokenCopy.decode([2] + [UInt8](repeating: 0, count: 16)) == nil, "no token bytes")
+        #expect(TokenCopy.decode([3, 1, 2, 3]) == nil)
+        #expect(TokenCopy.decode([1]) == nil)
+    }
+}
