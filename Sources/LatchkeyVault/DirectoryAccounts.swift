@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Which account a bare `PROVIDER` means in and below a directory (`[directories."PATH"]` in
 /// config.toml), like git's `includeIf "gitdir:"`: the work account in `~/work/acme`, the personal
 /// one elsewhere. Here, not in the configuration reader, because the launcher applies the same
@@ -84,5 +88,45 @@ public struct DirectoryAccounts: Sendable, Equatable {
             byPath[path, default: [:]][String(fields[1])] = String(fields[2])
         }
         self.init(order.map { Mapping(written: $0, path: $0, accounts: byPath[$0] ?? [:]) })
+    }
+}
+
+/// config.toml's mappings as the launcher finds them: a key in the token copies' keyring (so
+/// `lock` drops it with the copies) holding config.toml's identity and `launcherCopy`'s lines,
+/// written by the full command. When config.toml changed since, or the key is missing, the launcher
+/// answers nothing, and the full command (which reads config.toml itself) answers and writes a new
+/// copy: the launcher never applies mappings other than the file's.
+public enum DirectoryAccountsCopy {
+    public static func keyDescription(vaultPath: String) -> String { "latchkey:directories:" + vaultPath }
+
+    /// What the mappings in force are, for the launcher: none when config.toml does not exist,
+    /// the copy's when it was made from config.toml as it is now, `nil` when that cannot be known.
+    public static func current(vaultPath: String, configFile: String) -> DirectoryAccounts? {
+        guard let identity = identity(ofConfigFile: configFile) else { return nil }
+        guard let identity else { return DirectoryAccounts() }
+        guard let payload = KernelKeyring.read(description: keyDescription(vaultPath: vaultPath)) else { return nil }
+        let text = String(decoding: payload, as: UTF8.self)
+        guard let newline = text.firstIndex(of: "\n"), text[..<newline] == identity else { return nil }
+        return DirectoryAccounts(launcherCopy: String(text[text.index(after: newline)...]))
+    }
+
+    /// The key's payload for `accounts` read from config.toml with `identity`; `nil` when the copy
+    /// would leave a mapping out (the launcher then never answers a command a mapping changes).
+    public static func payload(_ accounts: DirectoryAccounts, identity: String) -> [UInt8]? {
+        let copy = accounts.launcherCopy
+        guard copy.isComplete else { return nil }
+        return Array((identity + "\n" + copy.text).utf8)
+    }
+
+    /// config.toml's device, inode, size and change times: `.some(nil)` when it does not exist,
+    /// `nil` when it cannot be looked at. Any edit changes the change time.
+    public static func identity(ofConfigFile path: String) -> String?? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return errno == ENOENT ? .some(nil) : nil }
+        return .some(
+            [
+                UInt64(info.st_dev), UInt64(info.st_ino), UInt64(clamping: info.st_size), UInt64(clamping: info.st_mtim.tv_sec),
+                UInt64(clamping: info.st_mtim.tv_nsec), UInt64(clamping: info.st_ctim.tv_sec), UInt64(clamping: info.st_ctim.tv_nsec),
+            ].map { String($0) }.joined(separator: ":"))
     }
 }

@@ -20,9 +20,10 @@ import LatchkeyEssentials
 /// damaged or unsafe file. It writes nothing: the token copies are the full command's to make.
 public enum UnlockedVaultAnswer {
     /// Prints the answer and returns the exit status, or `nil` to let the full command answer.
-    public static func run(_ request: LauncherRequest, now: Date = Date()) -> Int32? {
+    /// `directory`'s mappings mark the accounts they choose in `status --json`, as the full command marks them.
+    public static func run(_ request: LauncherRequest, in directory: LauncherDirectory? = nil, now: Date = Date()) -> Int32? {
         switch request {
-        case .statusJSON: return status(now: now)
+        case .statusJSON: return status(now: now, here: directory?.here)
         case .token(let selector, let minimumLifetime): return token(selector, minimumLifetime: minimumLifetime, now: now)
         }
     }
@@ -36,9 +37,9 @@ public enum UnlockedVaultAnswer {
         return printed(line) ? 0 : nil
     }
 
-    private static func status(now: Date) -> Int32? {
+    private static func status(now: Date, here: (accounts: DirectoryAccounts, path: String)?) -> Int32? {
         guard let records = records(),
-            let json = try? StatusReport(records: records, keystore: VaultFormat.keystoreName, now: now).json()
+            let json = try? StatusReport(records: records, keystore: VaultFormat.keystoreName, now: now, here: here).json()
         else { return nil }
         return printed(Array((json + "\n").utf8)) ? 0 : nil
     }

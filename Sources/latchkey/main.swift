@@ -17,13 +17,16 @@ import LatchkeyVault
 // Before any secret is read: no core dump, no ptrace attach. The core limit carries over the exec
 // below; exec resets the other, so latchkey-cli hardens itself again.
 _ = lk_harden_process()
-if let request = LauncherRequest(CommandLine.arguments) {
+// The answers below follow config.toml's directory mappings; when those cannot be known here,
+// only the full command answers.
+if let asked = LauncherRequest(CommandLine.arguments), let directory = LauncherDirectory.current({ getenv($0).map { String(cString: $0) } }) {
+    let request = directory.applying(to: asked)
     if case .token(let selector, let minimumLifetime) = request,
         let status = TokenFastPath.run(selector: selector.description, minimumLifetime: minimumLifetime)
     {
         exit(status)
     }
-    if let status = UnlockedVaultAnswer.run(request) { exit(status) }
+    if let status = UnlockedVaultAnswer.run(request, in: directory) { exit(status) }
 }
 var failure = Array(CommandLineLauncher.exec(CommandLine.arguments).utf8)
 _ = write(STDERR_FILENO, &failure, failure.count)

@@ -29,6 +29,7 @@ import os
 import re
 import secrets
 import select
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -338,14 +339,30 @@ class Latchkey:
         for d in (self.home, self.config, self.data, self.tmp, self.providers_dir, self.passphrase_file.parent):
             d.mkdir(parents=True, exist_ok=True)
         self.passphrase = "pp-" + secrets.token_urlsafe(24)
+        # What `run` starts: the build's launcher, or a copy of it alone (`leave_only_the_launcher`).
+        self.binary = LATCHKEY_BIN
         self.set_passphrase(self.passphrase)
         self._saves = 0
 
     def close(self) -> None:
         """Drop this vault's key from the kernel keyring, where any passphrase unlock
         caches it (DECISIONS.md), so that a test leaves nothing behind outside its dirs."""
+        self.binary = LATCHKEY_BIN
         if self.vault.exists() and LATCHKEY_BIN.exists():
             self.run("lock", timeout=20)
+
+    def leave_only_the_launcher(self) -> None:
+        """From now on `run` starts a copy of the launcher with no latchkey-cli beside it: what
+        answers then can only be the launcher's own answers (the others fail, exit 1)."""
+        alone = self.root / "launcher-alone"
+        alone.mkdir(mode=0o700, exist_ok=True)
+        copy = alone / "latchkey"
+        shutil.copyfile(LATCHKEY_BIN, copy)
+        copy.chmod(0o755)
+        self.binary = copy
+
+    def restore_the_full_command(self) -> None:
+        self.binary = LATCHKEY_BIN
 
     # ---- files
 
@@ -416,13 +433,13 @@ class Latchkey:
                 env[key] = str(value)
         return env
 
-    def start(self, *args: str, env: dict | None = None, stdin=subprocess.DEVNULL) -> Running:
-        if not LATCHKEY_BIN.exists():
+    def start(self, *args: str, env: dict | None = None, stdin=subprocess.DEVNULL, cwd: Path | None = None) -> Running:
+        if not self.binary.exists():
             pytest.fail(f"latchkey binary not found at {LATCHKEY_BIN} (build it with `swift build`, "
                         "or set LATCHKEY_BIN)", pytrace=False)
         ua_offset = self.ua_log_size()
         popen = subprocess.Popen(
-            [str(LATCHKEY_BIN), *args], env=self.env(**(env or {})), cwd=self.root,
+            [str(self.binary), *args], env=self.env(**(env or {})), cwd=cwd or self.root,
             stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True, preexec_fn=_die_with_parent,
         )
@@ -432,10 +449,10 @@ class Latchkey:
         return running
 
     def run(self, *args: str, env: dict | None = None, input: bytes | None = None,
-            timeout: float = RUN_TIMEOUT) -> Result:
+            timeout: float = RUN_TIMEOUT, cwd: Path | None = None) -> Result:
         if input is None:
-            return self.start(*args, env=env).finish(timeout)
-        running = self.start(*args, env=env, stdin=subprocess.PIPE)
+            return self.start(*args, env=env, cwd=cwd).finish(timeout)
+        running = self.start(*args, env=env, stdin=subprocess.PIPE, cwd=cwd)
         running.send(input)
         return running.finish(timeout)
 

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import EX_OK, EX_UNEXPECTED, EX_VAULT
 from test_install import BUILD_DIR, install, run
-from test_token_fast_path import break_config, seed
+from test_token_fast_path import seed
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
 NOBODY = 65534
@@ -204,11 +204,11 @@ def test_a_symbolic_link_at_the_vault_path_is_refused_by_the_launcher_and_the_fu
 def test_the_token_copy_is_answered_by_the_full_commands_rule_for_a_short_lived_token(lk):
     """90 s left of a 90 s token and --min-ttl 120: the full command caps the margin at half the
     lifetime and answers without a refresh, so the copy is answered too. The vault's ciphertext is
-    damaged and config.toml broken, so only the copy can answer."""
+    damaged and the launcher runs alone, so only the copy can answer."""
     now = int(time.time())
     seed(lk, "p", f"w:dave@{now + 90}")
     lk.ok("status")  # the full command writes the copies
-    break_config(lk)
+    lk.leave_only_the_launcher()
     data = bytearray(lk.vault.read_bytes())
     data[-20] ^= 0x01
     lk.vault.write_bytes(bytes(data))

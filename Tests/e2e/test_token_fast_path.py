@@ -33,14 +33,6 @@ def full_command(lk, *args: str) -> subprocess.CompletedProcess:
                           preexec_fn=_die_with_parent)
 
 
-def break_config(lk) -> None:
-    """A config.toml the full command refuses; the fast path never reads it, so only the fast
-    path can still answer (which proves the answer came from it)."""
-    path = lk.config / "latchkey" / "config.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("keystore = 42\n")
-
-
 def test_a_name_equal_to_another_accounts_subject_is_ambiguous_on_both_paths(lk):
     # Account x is named alice; account y is named "x", which is also x's subject.
     seed(lk, "p", "x:alice", "y:x")
@@ -57,7 +49,7 @@ def test_a_name_equal_to_another_accounts_subject_is_ambiguous_on_both_paths(lk)
 def test_the_fast_path_answers_only_what_the_full_command_resolves(lk):
     seed(lk, "p", "x:alice", "y:x")
     lk.ok("status")  # the copies are written after every read of the unlocked vault
-    break_config(lk)
+    lk.leave_only_the_launcher()  # only the launcher can answer now
     assert lk.token("p:alice") == "fake-access-x", "the fast path did not answer an unambiguous name"
     assert lk.token("p:y") == "fake-access-y"
     for selector in ["p", "p:x"]:
@@ -123,9 +115,9 @@ def test_a_default_account_is_what_the_bare_provider_name_selects_on_both_paths(
     out = lk.ok("default", "p:bob")
     assert "p now means p:bob" in out.stderr, out
     lk.ok("status")
-    break_config(lk)  # only the fast path can answer now
+    lk.leave_only_the_launcher()  # only the launcher can answer now
     assert lk.token("p") == "fake-access-y"
-    (lk.config / "latchkey" / "config.toml").unlink()
+    lk.restore_the_full_command()
     full = full_command(lk, "token", "p")
     assert (full.returncode, full.stdout.decode()) == (EX_OK, "fake-access-y\n")
     accounts = {a["account"]: a["default"] for a in lk.status()}
@@ -154,16 +146,16 @@ def assert_unanswered(result, why: str = "answered") -> None:
 
 
 def lock_with_only_the_launcher_left(lk) -> None:
-    """Drops the cached key (with a working config.toml), then breaks the config again."""
-    (lk.config / "latchkey" / "config.toml").unlink()
+    """Drops the cached key with the full command, then leaves the launcher alone again."""
+    lk.restore_the_full_command()
     lk.ok("lock")
-    break_config(lk)
+    lk.leave_only_the_launcher()
 
 
 def test_without_token_copies_the_launcher_answers_from_the_vault_with_the_cached_key(lk):
     seed(lk, "p", "x:alice", "y:bob")
     drop_token_copies(lk)
-    break_config(lk)  # the full command refuses to run: only the launcher can answer
+    lk.leave_only_the_launcher()  # only the launcher can answer now
     assert lk.token("p:alice") == "fake-access-x"
     assert lk.token("p:y", "--min-ttl", "600") == "fake-access-y"
     result = lk.run("token", "p")
@@ -179,7 +171,7 @@ def test_the_vault_answer_is_the_full_commands_answer_for_every_selector(lk):
     expected = {s: full_command(lk, "token", s) for s in selectors}
     expected_ttl = full_command(lk, "token", "p:dave", "--min-ttl", "120")
     drop_token_copies(lk)  # the full command wrote them again
-    break_config(lk)
+    lk.leave_only_the_launcher()  # only the launcher can answer now
     for selector in selectors:
         launcher = lk.run("token", selector)
         full = expected[selector]
@@ -196,7 +188,7 @@ def test_the_vault_answer_is_the_full_commands_answer_for_every_selector(lk):
 def test_the_launcher_never_answers_from_a_vault_that_fails_authentication(lk):
     seed(lk, "p", "x:alice")
     drop_token_copies(lk)
-    break_config(lk)
+    lk.leave_only_the_launcher()  # only the launcher can answer now
     data = bytearray(lk.vault.read_bytes())
     data[-20] ^= 0x01  # a ciphertext byte: the key check still passes, the AEAD tag does not
     lk.vault.write_bytes(bytes(data))
@@ -206,7 +198,7 @@ def test_the_launcher_never_answers_from_a_vault_that_fails_authentication(lk):
 def test_the_launcher_never_answers_from_a_vault_others_can_read_or_when_locked(lk):
     seed(lk, "p", "x:alice")
     drop_token_copies(lk)
-    break_config(lk)
+    lk.leave_only_the_launcher()  # only the launcher can answer now
     lk.vault.chmod(0o640)
     assert_unanswered(lk.run("token", "p"))
     lk.vault.chmod(0o600)
@@ -220,7 +212,7 @@ def test_status_json_from_the_launcher_is_the_full_commands_report(lk):
     seed(lk, "p", "x:alice", f"y:bob@{now - 10}", f"z@{now + 3600}")
     full = full_command(lk, "status", "--json")
     assert full.returncode == EX_OK, full
-    break_config(lk)  # only the launcher can answer now
+    lk.leave_only_the_launcher()  # only the launcher can answer now
     launcher = lk.run("status", "--json")
     assert launcher.code == EX_OK, launcher
 

@@ -33,7 +33,8 @@ public struct Composition: Sendable {
             case .vault:
                 let source: any PassphraseProvider = environment["LATCHKEY_PASSPHRASE_FILE"].map { PassphraseFile(path: $0) } ?? passphrase
                 keystore = VaultKeystore(
-                    path: paths.vaultFile, passphrase: source, cacheKey: true, unlockDuration: TimeInterval(settings.unlockTimeout))
+                    path: paths.vaultFile, passphrase: source, cacheKey: true, unlockDuration: TimeInterval(settings.unlockTimeout),
+                    directories: (paths.configFile, settings.directories))
             case .secretService:
                 keystore = VaultKeystore.secretService(path: paths.secretServiceVaultFile)
                 // config.toml moved away from the passphrase vault: its cached key and token copies

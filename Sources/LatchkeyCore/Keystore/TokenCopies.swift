@@ -100,6 +100,22 @@ struct TokenCopies {
         return resolved
     }
 
+    /// Keeps the launcher's copy of config.toml's directory mappings (`DirectoryAccountsCopy`)
+    /// beside the token copies, for as long as they live; `payload` `nil` removes it, so the
+    /// launcher answers nothing a mapping could change.
+    func syncDirectories(_ payload: [UInt8]?, unlockedUntil: Date, now: Date = Date()) {
+        let description = DirectoryAccountsCopy.keyDescription(vaultPath: vaultPath)
+        guard let payload else {
+            _ = KernelKeyring.remove(description: description)
+            return
+        }
+        let lifetime = Int(wholeSeconds: unlockedUntil.timeIntervalSince(now))
+        guard KernelKeyring.read(description: description) != payload, lifetime > 0,
+            let ring = KernelKeyring.keyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath))
+        else { return }
+        try? KernelKeyring.store(payload, description: description, timeout: lifetime, in: ring)
+    }
+
     /// Drops every copy (locking).
     func drop() {
         KernelKeyring.removeKeyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath))

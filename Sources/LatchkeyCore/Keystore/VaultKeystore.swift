@@ -20,6 +20,8 @@ public final class VaultKeystore: Keystore {
     private let unlockDuration: TimeInterval
     /// The derived key and the salt it belongs to: derived once per process (scrypt is slow on purpose).
     private let unlocked = Mutex<UnlockedKey?>(nil)
+    /// config.toml and its directory mappings, copied for the launcher beside the token copies.
+    private let directories: (configFile: String, accounts: DirectoryAccounts)?
 
     struct UnlockedKey {
         var salt: [UInt8]
@@ -27,11 +29,15 @@ public final class VaultKeystore: Keystore {
         var key: SymmetricKey
     }
 
-    /// A vault at `path`; with `cacheKey`, an unlock is remembered in the kernel keyring for `unlockDuration`.
-    public convenience init(path: String, passphrase: any PassphraseProvider, cacheKey: Bool = false, unlockDuration: TimeInterval = 900) {
+    /// A vault at `path`; with `cacheKey`, an unlock is remembered in the kernel keyring for
+    /// `unlockDuration`, and `directories` (config.toml's mappings) are copied there for the launcher.
+    public convenience init(
+        path: String, passphrase: any PassphraseProvider, cacheKey: Bool = false, unlockDuration: TimeInterval = 900,
+        directories: (configFile: String, accounts: DirectoryAccounts)? = nil
+    ) {
         self.init(
             path: path, passphrase: passphrase, kdf: .standard, keyCache: cacheKey ? VaultKeyCache(vaultPath: path) : nil,
-            unlockDuration: unlockDuration)
+            unlockDuration: unlockDuration, directories: directories)
     }
 
     /// The `secret-service` keystore: a vault file whose key is a random secret held by the desktop
@@ -44,8 +50,10 @@ public final class VaultKeystore: Keystore {
 
     init(
         path: String, passphrase: any PassphraseProvider, kdf: VaultFormat.KDFParameters, keyCache: VaultKeyCache? = nil,
-        unlockDuration: TimeInterval = 900, backendName: String = VaultFormat.keystoreName
+        unlockDuration: TimeInterval = 900, backendName: String = VaultFormat.keystoreName,
+        directories: (configFile: String, accounts: DirectoryAccounts)? = nil
     ) {
+        self.directories = directories
         self.path = path
         self.backendName = backendName
         self.passphrase = passphrase
@@ -126,6 +134,9 @@ public final class VaultKeystore: Keystore {
     private func refreshTokenCopies(_ records: [AccountRecord], vaultFile: [UInt8]?) {
         guard let tokenCopies, let until = keyCache?.unlockedUntil else { return }
         tokenCopies.sync(records, unlockedUntil: until, vaultFile: vaultFile)
+        if let (configFile, accounts) = directories, case .some(let identity?) = DirectoryAccountsCopy.identity(ofConfigFile: configFile) {
+            tokenCopies.syncDirectories(DirectoryAccountsCopy.payload(accounts, identity: identity), unlockedUntil: until)
+        }
     }
 
     // MARK: - Reading

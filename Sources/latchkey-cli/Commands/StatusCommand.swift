@@ -22,6 +22,7 @@ struct StatusCommand: AsyncParsableCommand {
                 try Output.json(report)
                 return
             }
+            if let here = context.service.here { warnAboutMappings(here, records: records, catalog: context.catalog) }
             if records.isEmpty { Output.info("No accounts signed in. Sign in with `latchkey login PROVIDER` (see `latchkey providers`).") }
             for provider in context.catalog.providers {
                 let accounts = report.accounts.filter { $0.provider == provider.name }
@@ -31,6 +32,21 @@ struct StatusCommand: AsyncParsableCommand {
             }
             for account in report.accounts where !context.catalog.providers.contains(where: { $0.name == account.provider }) {
                 Output.result("\(account.provider) — no longer configured\n  " + account.summary)
+            }
+        }
+    }
+
+    /// config.toml lines mapping a directory to a provider that is not configured, or to an
+    /// account not signed in: said, with the line, and otherwise ignored.
+    private func warnAboutMappings(_ here: WorkingDirectory, records: [AccountRecord], catalog: ProviderCatalog) {
+        for mapping in here.accounts.mappings {
+            let place = here.configFile + (mapping.line.map { ":\($0)" } ?? "")
+            for (provider, account) in mapping.accounts.sorted(by: { $0.key < $1.key }) {
+                if !catalog.providers.contains(where: { $0.name == provider }) {
+                    Output.error("warning: \(place): [directories.\"\(mapping.written)\"] names \(provider), which is not a configured provider")
+                } else if (try? AccountSelector(provider: provider, account: account).index(in: records)) == nil {
+                    Output.error("warning: \(place): [directories.\"\(mapping.written)\"] maps \(provider) to \(account), who is not signed in there")
+                }
             }
         }
     }

@@ -1,0 +1,35 @@
+import LatchkeyEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where the launcher runs, with the accounts config.toml maps there, known without reading
+/// config.toml (see `DirectoryAccountsCopy`): what a bare `PROVIDER` means for its answers.
+public struct LauncherDirectory: Sendable {
+    public var accounts: DirectoryAccounts
+    /// The physical working directory; empty when nothing is mapped (it is then never asked for).
+    public var path: String
+
+    /// The mappings in force for the vault of `lookup`'s environment, or `nil` when the launcher
+    /// cannot know them (config.toml changed since the full command last copied them): the launcher
+    /// then answers nothing, and the full command does.
+    public static func current(_ lookup: (String) -> String?) -> LauncherDirectory? {
+        let vault = VaultFile.defaultPath(lookup)
+        let configFile = XDGDirectories.config(lookup) + "/config.toml"
+        guard let accounts = DirectoryAccountsCopy.current(vaultPath: vault, configFile: configFile) else { return nil }
+        guard !accounts.mappings.isEmpty else { return LauncherDirectory(accounts: accounts, path: "") }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return LauncherDirectory(accounts: accounts, path: String(cString: buffer))
+    }
+
+    /// `request` as this directory means it: a bare provider's token is the mapped account's.
+    public func applying(to request: LauncherRequest) -> LauncherRequest {
+        guard case .token(let selector, let minimumLifetime) = request, !accounts.mappings.isEmpty else { return request }
+        return .token(accounts.applying(to: selector, in: path), minimumLifetime: minimumLifetime)
+    }
+
+    /// For `status --json`'s mark, when anything is mapped.
+    var here: (accounts: DirectoryAccounts, path: String)? { accounts.mappings.isEmpty ? nil : (accounts, path) }
+}
