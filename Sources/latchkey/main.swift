@@ -19,7 +19,8 @@ import LatchkeyVault
 _ = lk_harden_process()
 // The answers below follow config.toml's directory mappings; when those cannot be known here,
 // only the full command answers.
-if let asked = LauncherRequest(CommandLine.arguments), let directory = LauncherDirectory.current({ getenv($0).map { String(cString: $0) } }) {
+if let asked = LauncherRequest(CommandLine.arguments), let directory = LauncherDirectory.current({ getenv($0).map { String(cString: $0) } })
+{
     let request = directory.applying(to: asked)
     if case .token(let selector, let minimumLifetime) = request,
         let status = TokenFastPath.run(selector: selector.description, minimumLifetime: minimumLifetime)

@@ -43,9 +43,12 @@ struct StatusCommand: AsyncParsableCommand {
             let place = here.configFile + (mapping.line.map { ":\($0)" } ?? "")
             for (provider, account) in mapping.accounts.sorted(by: { $0.key < $1.key }) {
                 if !catalog.providers.contains(where: { $0.name == provider }) {
-                    Output.error("warning: \(place): [directories.\"\(mapping.written)\"] names \(provider), which is not a configured provider")
+                    Output.error(
+                        "warning: \(place): [directories.\"\(mapping.written)\"] names \(provider), which is not a configured provider")
                 } else if (try? AccountSelector(provider: provider, account: account).index(in: records)) == nil {
-                    Output.error("warning: \(place): [directories.\"\(mapping.written)\"] maps \(provider) to \(account), who is not signed in there")
+                    Output.error(
+                        "warning: \(place): [directories.\"\(mapping.written)\"] maps \(provider) to \(account), who is not signed in there"
+                    )
                 }
             }
         }
