@@ -8,10 +8,16 @@ extension AccountService {
     ///
     /// An ambiguous mapping or account, a locked vault or a failed refresh throws: the caller
     /// answers nothing and says why.
-    public func gitCredential(for request: GitCredentialRequest, minimumLifetime: TimeInterval) async throws -> GitCredential? {
+    ///
+    /// `interaction` signs the account in again when only that can give a token (see
+    /// `validRecord(for:minimumLifetime:signingInWith:)`); git's own stdin and stdout are not
+    /// the person's, so the caller passes one on the controlling terminal.
+    public func gitCredential(
+        for request: GitCredentialRequest, minimumLifetime: TimeInterval, signingInWith interaction: (any SignInInteraction)? = nil
+    ) async throws -> GitCredential? {
         guard let provider = try request.provider(in: catalog.providers) else { return nil }
-        let token = try await validToken(
-            for: AccountSelector(provider: provider.name), minimumLifetime: minimumLifetime, idToken: false)
-        return GitCredential(username: provider.gitUsername, password: token)
+        let record = try await validRecord(
+            for: AccountSelector(provider: provider.name), minimumLifetime: minimumLifetime, signingInWith: interaction)
+        return GitCredential(username: provider.gitUsername, password: record.accessToken)
     }
 }

@@ -1,8 +1,9 @@
+import Foundation
 public import LatchkeyVault
 
 /// Why an account could not be refreshed.
 public enum RefreshError: LatchkeyError, Equatable {
-    case noRefreshToken(account: String)
+    case noRefreshToken(account: String, provider: String)
     case refreshTokenRejected(account: String, provider: String)
     case identityChanged
 
@@ -15,14 +16,22 @@ public enum RefreshError: LatchkeyError, Equatable {
 
     public var description: String {
         switch self {
-        case .noRefreshToken(let account):
+        case .noRefreshToken(let account, let provider):
             return
-                "the access token of \(TerminalText.sanitized(account, maxLength: 100)) has expired and the provider gave no refresh token; sign in again with `latchkey login`"
+                "the access token of \(TerminalText.sanitized(account, maxLength: 100)) has expired and \(provider) gave no refresh token; "
+                + "sign in again with `\(Self.login(provider, account))`"
         case .refreshTokenRejected(let account, let provider):
             return "\(provider) no longer accepts the refresh token of \(TerminalText.sanitized(account, maxLength: 100)) (invalid_grant: "
-                + "revoked, expired or signed out elsewhere); sign in again with `latchkey login \(provider)`. The account was kept."
+                + "revoked, expired or signed out elsewhere); sign in again with `\(Self.login(provider, account))`. The account was kept."
         case .identityChanged:
             return "the refreshed ID token names a different account; the refresh was rejected"
         }
+    }
+
+    /// The command that signs this one account in again, quoted for a shell when it needs it.
+    static func login(_ provider: String, _ account: String) -> String {
+        let selector = TerminalText.sanitized(provider + ":" + account, maxLength: 200)
+        let plain = selector.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "@._:+-".contains($0)) }
+        return "latchkey login " + (plain ? selector : "'" + selector.replacingOccurrences(of: "'", with: "'\\''") + "'")
     }
 }

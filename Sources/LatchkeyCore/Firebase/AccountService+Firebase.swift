@@ -14,7 +14,9 @@ extension AccountService {
 
     /// Refreshes a firebase account through securetoken (or its exec plugin).
     func refreshFirebaseAccount(_ record: AccountRecord, provider: FirebaseProvider) async throws -> AccountRecord {
-        guard let refreshToken = record.refreshToken else { throw RefreshError.noRefreshToken(account: record.label) }
+        guard let refreshToken = record.refreshToken else {
+            throw RefreshError.noRefreshToken(account: record.label, provider: record.provider)
+        }
         let tokens = try await firebaseBackend(for: provider).refresh(refreshToken)
         return try await firebaseAccount(from: tokens, provider: provider, factorUsed: nil, previous: record)
     }

@@ -153,7 +153,9 @@ public struct OAuthEngine: Sendable {
     /// Refreshes `record` (RFC 6749 §6). A rotated refresh token replaces the old one; a new ID
     /// token must name the same account (OIDC Core §12.2), which `applying` checks.
     public func refresh(_ record: AccountRecord, provider: OAuthProvider, metadata: ServerMetadata) async throws -> AccountRecord {
-        guard let refreshToken = record.refreshToken else { throw RefreshError.noRefreshToken(account: record.label) }
+        guard let refreshToken = record.refreshToken else {
+            throw RefreshError.noRefreshToken(account: record.label, provider: record.provider)
+        }
         let tokens = try await tokenRequest(
             metadata.tokenEndpoint,
             [("grant_type", "refresh_token"), ("refresh_token", refreshToken.exposedValue)] + clientAuthentication(provider))

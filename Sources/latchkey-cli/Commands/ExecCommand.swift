@@ -35,7 +35,8 @@ struct ExecCommand: AsyncParsableCommand {
         try await Failure.reporting {
             let service = options.context().service
             let record = try await service.validRecord(
-                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval)
+                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
+                signingInWith: CommandLineInteraction.atTerminal())
             // A token inherited from an outer `latchkey exec` must not pass for this account's.
             var environment = ProcessInfo.processInfo.environment
             environment[Self.idTokenVariable] = nil

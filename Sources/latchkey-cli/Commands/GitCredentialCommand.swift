@@ -27,7 +27,8 @@ struct GitCredentialCommand: AsyncParsableCommand {
             // account stays (a refresh or `latchkey login` fixes it, not forgetting it).
             guard operation == "get" else { return }
             let credential = try await options.context().service.gitCredential(
-                for: try GitCredentialRequest(parsing: request), minimumLifetime: minimumLifetime.interval)
+                for: try GitCredentialRequest(parsing: request), minimumLifetime: minimumLifetime.interval,
+                signingInWith: CommandLineInteraction.atTerminal())
             if let credential { FileHandle.standardOutput.write(Data(credential.exposedAnswer.utf8)) }
         }
     }

@@ -17,9 +17,11 @@ struct TokenCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let token = try await options.context().service.validToken(
-                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval, idToken: idToken)
-            Output.token(token)
+            let service = options.context().service
+            let record = try await service.validRecord(
+                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
+                signingInWith: CommandLineInteraction.atTerminal())
+            Output.token(try service.token(of: record, idToken: idToken))
         }
     }
 }

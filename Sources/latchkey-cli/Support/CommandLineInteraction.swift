@@ -4,13 +4,32 @@ import LatchkeyCore
 import LatchkeyTUI
 import LatchkeyVault
 
-/// The plain-terminal side of a sign-in: messages and prompts on stderr, answers from stdin.
+/// The plain-terminal side of a sign-in: messages and prompts on stderr, answers from `input`.
 ///
-/// Passwords are read without echo from /dev/tty when stdin is a terminal, else as a line from
-/// stdin (scripts and tests). Pasted URLs, codes and menu choices are lines on stdin.
+/// `login` answers from stdin: passwords are read without echo from /dev/tty when stdin is a
+/// terminal, else as a line from stdin (scripts and tests); pasted URLs, codes and menu choices
+/// are lines on stdin. A command whose stdin belongs to another program (`token` in `$(…)`, git's
+/// credential helper, kubectl's plugin) signs in again on the controlling terminal instead
+/// (`atTerminal()`), and over SSH with a device code, since a browser would open on this machine.
 struct CommandLineInteraction: SignInInteraction {
-    /// The command line signs in as the provider file (or `--paste`, `--device`) says.
-    func chooseRedirectMode(for provider: OAuthProvider) async -> OAuthClient.RedirectMode? { .loopback }
+    /// Where answers are read from.
+    var input: Int32 = STDIN_FILENO
+    /// Over SSH (`$SSH_CONNECTION`), the mode a browser sign-in takes instead; `nil` keeps the
+    /// provider's own (`login` signs in as the provider file, `--paste` or `--device` say).
+    var remoteMode: OAuthClient.RedirectMode?
+
+    /// An interaction on the controlling terminal, for a sign-in a command needs on its own; `nil`
+    /// when there is no terminal (cron, CI, a service): nobody to sign in.
+    static func atTerminal(environment: [String: String] = ProcessInfo.processInfo.environment) -> CommandLineInteraction? {
+        guard let terminal = TerminalDevice.open() else { return nil }
+        let remote = !(environment["SSH_CONNECTION"] ?? "").isEmpty
+        return CommandLineInteraction(input: terminal.descriptor, remoteMode: remote ? .device : nil)
+    }
+
+    func chooseRedirectMode(for provider: OAuthProvider) async -> OAuthClient.RedirectMode? {
+        guard let remoteMode, !(ProcessInfo.processInfo.environment["SSH_CONNECTION"] ?? "").isEmpty else { return .loopback }
+        return remoteMode
+    }
 
     func authorizationStarted(url: URL, provider: OAuthProvider, redirectURI: String, listeningOn: [String]) async {
         Output.info("Signing in to \(TerminalText.sanitized(provider.displayName)) (\(provider.issuer ?? url.host ?? "")).")
@@ -35,7 +54,7 @@ struct CommandLineInteraction: SignInInteraction {
             an error page (nothing listens there). Copy the whole address from its address bar and paste it here.
             """)
         FileHandle.standardError.write(Data("Redirect URL: ".utf8))
-        guard let line = PastedLine.read(), !line.isEmpty else { throw SignInError.cancelled }
+        guard let line = PastedLine.read(from: input), !line.isEmpty else { throw SignInError.cancelled }
         return line
     }
 
@@ -69,8 +88,8 @@ struct CommandLineInteraction: SignInInteraction {
 
     func credentials(for provider: FirebaseProvider) async -> PasswordCredentials? {
         Output.info("Signing in to \(TerminalText.sanitized(provider.displayName)) with email and password.")
-        guard let email = Self.prompt("Email: "), !email.isEmpty else { return nil }
-        guard let password = Self.readPassword("Password: "), !password.isEmpty else { return nil }
+        guard let email = prompt("Email: "), !email.isEmpty else { return nil }
+        guard let password = readPassword("Password: "), !password.isEmpty else { return nil }
         return PasswordCredentials(email: email, password: Secret(password))
     }
 
@@ -79,7 +98,7 @@ struct CommandLineInteraction: SignInInteraction {
         for (index, hint) in hints.enumerated() { Output.info("  \(index + 1)) \(hint.summary)") }
         if hints.count == 1 { return hints[0] }
         while true {
-            guard let answer = Self.prompt("Use which one [1-\(hints.count)]: ") else { return nil }
+            guard let answer = prompt("Use which one [1-\(hints.count)]: ") else { return nil }
             if let number = Int(answer), hints.indices.contains(number - 1) { return hints[number - 1] }
             Output.info("Answer with a number from 1 to \(hints.count).")
         }
@@ -96,25 +115,25 @@ struct CommandLineInteraction: SignInInteraction {
     func enterCode(for session: VerificationSession, problem: FirebaseAuthError?) async -> CodeAnswer {
         if let problem { Output.info("latchkey: \(problem.description)") }
         let resend = session.hint.kind == .phone ? " (r to send a new one)" : ""
-        guard let answer = Self.prompt("Code\(resend): "), !answer.isEmpty else { return .cancel }
+        guard let answer = prompt("Code\(resend): "), !answer.isEmpty else { return .cancel }
         if answer == "r" && session.hint.kind == .phone { return .resend }
         return .code(Secret(answer))
     }
 
     // MARK: - Terminal
 
-    static func prompt(_ text: String) -> String? {
+    func prompt(_ text: String) -> String? {
         FileHandle.standardError.write(Data(text.utf8))
-        return LineReader(descriptor: STDIN_FILENO).readLine()?.trimmingCharacters(in: .whitespaces)
+        return LineReader(descriptor: input).readLine()?.trimmingCharacters(in: .whitespaces)
     }
 
-    static func readPassword(_ text: String) -> String? {
-        if isatty(STDIN_FILENO) == 1, let terminal = TerminalDevice.open() {
+    func readPassword(_ text: String) -> String? {
+        if isatty(input) == 1, let terminal = TerminalDevice.open() {
             defer { terminal.close() }
             return terminal.readHidden(prompt: text)
         }
         FileHandle.standardError.write(Data(text.utf8))
-        return LineReader(descriptor: STDIN_FILENO).readLine()
+        return LineReader(descriptor: input).readLine()
     }
 }
 
@@ -125,18 +144,18 @@ struct CommandLineInteraction: SignInInteraction {
 /// and comes back whatever ends it: Enter, Ctrl-C, a signal, or `--timeout`, after which the
 /// command exits while this read still waits (`lk_terminal_guard` restores it at exit).
 enum PastedLine {
-    static func read() -> String? {
+    static func read(from input: Int32 = STDIN_FILENO) -> String? {
         var raw = termios()
-        let isTerminal = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &raw) == 0 && lk_terminal_guard(STDIN_FILENO) == 0
+        let isTerminal = isatty(input) == 1 && tcgetattr(input, &raw) == 0 && lk_terminal_guard(input) == 0
         if isTerminal {
             raw.c_lflag &= ~tcflag_t(ICANON)
             withUnsafeMutableBytes(of: &raw.c_cc) { cc in
                 cc[Int(VMIN)] = 1
                 cc[Int(VTIME)] = 0
             }
-            tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+            tcsetattr(input, TCSANOW, &raw)
         }
         defer { if isTerminal { lk_terminal_unguard() } }
-        return LineReader(descriptor: STDIN_FILENO).readLine()?.trimmingCharacters(in: .whitespaces)
+        return LineReader(descriptor: input).readLine()?.trimmingCharacters(in: .whitespaces)
     }
 }

@@ -1,0 +1,42 @@
+public import Foundation
+public import LatchkeyVault
+
+/// Tokens for commands that run where a person may be (`token`, `exec`, `git-credential`, the
+/// kubectl and container credential helpers): when an account cannot give a token without a
+/// person (there is none yet, or its refresh token was refused, expired or never given), the
+/// sign-in runs again at once, for that same account, and the command goes on as if nothing had
+/// happened; with nobody to ask, the error says which command to run.
+extension AccountService {
+    /// Whether `error` is one a sign-in fixes: no such account, or no usable refresh token.
+    public static func needsSignIn(_ error: any Error) -> Bool {
+        switch error {
+        case AccountSelectionError.notSignedIn: return true
+        case RefreshError.refreshTokenRejected, RefreshError.noRefreshToken: return true
+        default: return false
+        }
+    }
+
+    /// `validRecord(for:minimumLifetime:)`, signing in through `interaction` when only a sign-in
+    /// can give a token: an account whose refresh failed is signed in again as itself (login hint,
+    /// and another account coming back is refused), a missing one is added. Without an
+    /// `interaction` the error is thrown as it is.
+    public func validRecord(
+        for selector: AccountSelector, minimumLifetime: TimeInterval, signingInWith interaction: (any SignInInteraction)?,
+        timeout: Duration = .seconds(300)
+    ) async throws -> AccountRecord {
+        do {
+            return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
+        } catch  where Self.needsSignIn(error) {
+            guard let interaction else { throw error }
+            let provider = try catalog.provider(named: selector.provider)
+            let records = try await keystore.records()
+            let meant = here?.selector(selector, among: records) ?? selector
+            // The account that is there but cannot be refreshed is the one signed in again.
+            let existing = (try? meant.index(in: records)).map { AccountSelector(provider: provider.name, account: records[$0].subject) }
+            _ = try await signIn(provider: provider, account: existing, interaction: interaction, timeout: timeout)
+            // Chosen again by the selector: an account added for `PROVIDER:NAME` that is not NAME
+            // is stored, but its token is not handed out for NAME.
+            return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
+        }
+    }
+}
