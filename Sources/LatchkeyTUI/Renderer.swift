@@ -224,7 +224,9 @@ public enum Renderer {
                 }
             case .account(let id):
                 let account = state.account(id)
-                name = "   " + safe(account?.label ?? id.subject) + (account?.isDefault == true ? " (default)" : "")
+                name =
+                    "   " + safe(account?.label ?? id.subject) + (account?.isDefault == true ? " (default)" : "")
+                    + (account?.appliesHere == true ? " (here)" : "")
                 if let account {
                     let accountStatus = state.status(of: account)
                     status = accountStatus.label
@@ -318,6 +320,7 @@ public enum Renderer {
             ("x", "sign out (asks first; revokes at the provider)"),
             ("c", "copy the access token to the clipboard (OSC 52)"),
             ("D", "make the account the default of its provider"),
+            ("m", "make the account the one its provider means in this directory (config.toml)"),
             ("e", "enroll a phone as second factor (firebase accounts)"),
             ("/", "filter by name; Esc clears"),
             ("?", "this help"),
