@@ -177,3 +177,29 @@ def test_demo_vault_path_taken_while_the_demo_ran_is_never_written_through(lk):
     assert "the demo vault was not kept" in stderr and "nothing there was replaced" in stderr, stderr
     assert target.read_text() == "precious" and kept.is_symlink()
     assert leftovers(lk) == []
+
+
+def test_a_demo_killed_with_sigkill_still_leaves_no_directory_and_no_passphrase_behind(lk):
+    """A trap in a server, an out-of-memory kill or SIGKILL skip every handler: the watchdog the
+    demo starts sees its pipe close and removes the private directory."""
+    popen, exports = start_headless(lk)
+    directory = Path(exports["LATCHKEY_PASSPHRASE_FILE"]).parent
+    assert (directory / "passphrase").exists()
+    popen.send_signal(signal.SIGKILL)
+    popen.wait(30)
+    deadline = time.monotonic() + 10
+    while directory.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not directory.exists(), "the demo's private directory outlived it"
+    assert leftovers(lk) == []
+
+
+def test_the_demo_watchdog_removes_only_a_private_demo_directory(lk):
+    """Handed any other path, the watchdog removes nothing."""
+    victim = lk.root / "not-a-demo"
+    victim.mkdir(mode=0o700)
+    (victim / "keep").write_text("mine")
+    done = subprocess.run([str(LATCHKEY_BIN), "demo", "--remove-when-done", str(victim)], stdin=subprocess.DEVNULL,
+                          env=demo_env(lk), capture_output=True, timeout=30)
+    assert done.returncode == 0, done
+    assert (victim / "keep").read_text() == "mine"
