@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-/// Swift 6 settings every target shares (see STYLE.md).
+/// Swift 6 settings every target shares (see docs/style.md).
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
@@ -65,7 +65,7 @@ let package = Package(
             dependencies: ["CLatchkeySys", "LatchkeyEssentials", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
-        // ncursesw, reachable from Swift 6 (see docs/ncurses-from-swift.md in shared/).
+        // ncursesw, reachable from Swift 6 (see docs/ncurses-from-swift.md).
         .target(name: "CNcursesw", linkerSettings: [.linkedLibrary("ncursesw")]),
         // The full-screen front end: the only module that imports CNcursesw.
         .target(
