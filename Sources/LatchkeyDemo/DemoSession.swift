@@ -120,13 +120,14 @@ public final class DemoSession: Sendable {
         "\(firebase.baseURL.absoluteString)/emulator/v1/projects/\(Self.firebaseConfiguration.projectID)/verificationCodes"
     }
 
-    /// Lines for the demo panel: who to sign in as at each provider, and what the demo's phone
-    /// app (the enrolled TOTP factor) shows at `date`.
+    /// Lines for the demo panel: who to sign in as at each provider, what the demo's phone
+    /// app (the enrolled TOTP factor) shows at `date`, and the keys to try once signed in.
     public func notes(at date: Date = Date()) -> [String] {
         [
             "Demo OpenID: user \(Self.openIDUsername), password \(Self.password) (a: the demo browser signs in)",
             "Demo Firebase (SMS): \(Self.firebaseEmail), password \(Self.password); "
                 + "Phone app shows \(TOTP.code(secret: Self.totpSecret, at: date) ?? "?")",
+            "Then: n another account, ⏎ on one signs it in again, m uses it in this directory, + a provider",
         ]
     }
 

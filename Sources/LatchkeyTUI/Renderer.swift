@@ -122,8 +122,11 @@ public enum Renderer {
                     "↑↓ move", enter, "n add account", "+ add provider", "r refresh", "x sign out", "c copy token", "/ filter", "? help",
                     "q quit",
                 ]
-                if let account = state.selectedAccount, state.provider(named: account.id.provider)?.enrollsPhones == true {
-                    keys.insert("e enroll phone", at: 2)
+                if let account = state.selectedAccount {
+                    keys.insert("m use here", at: 2)
+                    if state.provider(named: account.id.provider)?.enrollsPhones == true {
+                        keys.insert("e enroll phone", at: 2)
+                    }
                 }
             }
         }

@@ -101,6 +101,28 @@ def test_demo_browser_approves_a_device_code_from_the_screen(tmux, lk):
     tmux.send("q")
 
 
+def test_the_demo_shows_the_account_keys_and_keeps_what_they_write_in_its_own_directory(tmux, lk):
+    """The panel names the keys to try once signed in; m maps the directory the demo runs in
+    (in the demo's own config.toml, gone with the demo) and + opens the provider form."""
+    tmux.start(demo_command(), demo_env(lk))
+    text = tmux.wait_text("q quit")
+    assert "n another account, ⏎ on one signs it in again, m uses it in this directory, + a provider" in text
+    tmux.send("Enter")
+    tmux.wait_text("No browser could be opened")
+    tmux.send("a")
+    tmux.wait_text("Signed in to Demo OpenID as", timeout=30)
+    tmux.wait_text("m use here")  # the new account is selected
+    tmux.send("m")
+    tmux.wait_text("(here)")
+    tmux.send("+")
+    tmux.wait_text("OpenID provider by its issuer")
+    tmux.send("Escape")
+    tmux.wait_text("m use here")
+    tmux.send("q")
+    tmux.wait_for(lambda _: not list(lk.tmp.glob("latchkey-demo.*")), what="the demo's directory removed")
+    assert leftovers(lk) == [], "the mapping stayed in the demo's config.toml"
+
+
 @pytest.mark.parametrize("key, trap, status", [("C-c", "INT", 130), ("C-\\", "QUIT", 131)], ids=["ctrl-c", "ctrl-backslash"])
 def test_ctrl_c_and_ctrl_backslash_end_the_demo_and_remove_its_directory(tmux, lk, key, trap, status):
     out = lk.root / "rc"
