@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import LatchkeyVault
 
 /// Sets, in config.toml, which account a provider means in one directory (the screen's `m`): the

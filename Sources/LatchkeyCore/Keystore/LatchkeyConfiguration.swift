@@ -77,7 +77,8 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     }
 
     /// `[directories."~/work/acme"]` tables of `provider = "account"` strings.
-    static func directories(_ value: TOMLValueConvertible, reader: inout ProviderFileParser.Context, home: String?) -> DirectoryAccounts {
+    static func directories(_ value: any TOMLValueConvertible, reader: inout ProviderFileParser.Context, home: String?) -> DirectoryAccounts
+    {
         guard let table = value.table else {
             reader.fail("directories", "must be tables such as [directories.\"~/work/acme\"] with github = \"alice@acme.example\"")
             return DirectoryAccounts()
