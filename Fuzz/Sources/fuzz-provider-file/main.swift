@@ -1,4 +1,6 @@
-// One providers.d file (Providers/ProviderFileParser.swift): TOML in, a provider or every error out.
+// One TOML file read as a providers.d file (Providers/ProviderFileParser.swift) and as config.toml
+// (Keystore/LatchkeyConfiguration.swift): a provider or settings out, or every error; both pass
+// the same bounds first (Support/TOMLPreflight.swift).
 internal import Foundation
 internal import FuzzSupport
 
@@ -24,6 +26,13 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .failure(let errors):
         precondition(!errors.errors.isEmpty, "a file was refused without a reason")
         _ = errors.errors.map(\.description)
+    }
+    do {
+        let configuration = try LatchkeyConfiguration.checked(text, path: "/fuzz/config.toml", environment: ["HOME": "/home/fuzz"])
+        // A mapping's directory is absolute whatever the file wrote (`~/…` expanded, no relative path).
+        precondition(configuration.directories.mappings.allSatisfy { $0.path.hasPrefix("/") }, "a relative directory was accepted")
+    } catch {
+        precondition(!error.errors.isEmpty, "config.toml was refused without a reason")
     }
     return 0
 }
