@@ -104,9 +104,9 @@ def _kill_leftovers():
 # A test marked `alone` changes what every process of this user shares (the kernel's key quota).
 # It holds an exclusive lock from the setup of its fixtures to their teardown; every other test
 # holds a shared one, fixtures of any scope included (a module's signed-in account unlocks a vault
-# too). The lock files are in a directory the xdist workers inherit from the controller. A gate in
-# front lets no test start while an `alone` test waits, so it runs as soon as the tests already
-# running end, not after all the others.
+# too), in a directory the xdist workers inherit from the controller. Under `-n N` an `alone` test
+# so waits for a moment when no other test runs, often the end; scripts/test runs them in a pass
+# of their own after the others (`-m alone`).
 _LOCKS = "LATCHKEY_E2E_LOCKS"
 
 
@@ -125,12 +125,8 @@ def pytest_unconfigure(config):
 def pytest_runtest_protocol(item, nextitem):
     alone = item.get_closest_marker("alone") is not None
     mode = fcntl.LOCK_EX if alone else fcntl.LOCK_SH
-    locks = Path(os.environ[_LOCKS])
-    with open(locks / "gate", "a") as gate, open(locks / "lock", "a") as lock:
-        fcntl.flock(gate, mode)
+    with open(Path(os.environ[_LOCKS]) / "alone.lock", "a") as lock:
         fcntl.flock(lock, mode)
-        if not alone:
-            fcntl.flock(gate, fcntl.LOCK_UN)
         return (yield)
 
 
