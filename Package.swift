@@ -1,11 +1,14 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-/// Swift 6 settings every target shares (see docs/style.md).
+/// Swift 6 settings every target shares (see docs/style.md). Release is built with testing enabled, so
+/// the suite's one release build with tests also makes the products scripts/try and scripts/install
+/// build, flag for flag (DECISIONS.md, "The test suite").
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    .unsafeFlags(["-enable-testing"], .when(configuration: .release)),
 ]
 
 /// JOSE/vault cryptography and an HTTP/1 server on loopback: the core (its redirect listener) and
