@@ -324,6 +324,20 @@ struct ProviderFileParserTests {
         #expect(found.first?.line == 4)
     }
 
+    @Test("par takes auto, always or never, auto when absent; another value is an error on its line")
+    func pushedAuthorizationChoice() throws {
+        let base = """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            """
+        #expect(try provider(base).choices.pushedAuthorization == .auto)
+        #expect(try provider(base + "\npar = \"never\"").choices.pushedAuthorization == .never)
+        let found = errors(base + "\npar = \"sometimes\"")
+        #expect(found.map(\.field) == ["par"] && found.first?.line == 4)
+        #expect(found.first?.message.contains("\"auto\", \"always\", \"never\"") == true)
+    }
+
     @Test("a loopback_host that is not a loopback address is rejected")
     func nonLoopbackHost() {
         let found = errors(

@@ -9,9 +9,9 @@ import Synchronization
 /// browser is sent to, coming back through a `ScriptedListenerFactory`.
 ///
 /// It checks what a real server checks (the code it issued, the PKCE verifier against the
-/// challenge, the redirect URI, the refresh token it last issued), so the engine's requests are
-/// tested, not only its parsing. Its transport's routes hold it, so it lives as long as any
-/// service built on it.
+/// challenge, the redirect URI, the refresh token it last issued, a pushed request used once),
+/// so the engine's requests are tested, not only its parsing. Its transport's routes hold it, so
+/// it lives as long as any service built on it.
 public final class FakeAuthorizationServer: Sendable {
     public let issuer: TestIssuer
     public let provider: Provider
@@ -32,13 +32,18 @@ public final class FakeAuthorizationServer: Sendable {
         var accessTokenHash: AccessTokenHash = .absent
         /// A key set from before a rotation, served once (a cache in front of the JWKS).
         var staleKeySet: String?
+        /// Pushed authorization requests (RFC 9126) by `request_uri`, each usable once.
+        var pushed: [String: [String: String]] = [:]
     }
 
     private let state: Mutex<State>
 
+    /// `discovery`: extra members of a discovery document the provider is then configured to
+    /// read (JSON members, such as `"pushed_authorization_request_endpoint":"…"`); `nil` gives the
+    /// provider every endpoint in its file and no discovery. `choices` are the provider file's.
     public init(
         name: String = "corp", issuer: String = "https://corp.example", transport: RecordingTransport = RecordingTransport(),
-        clock: FixedClock = FixedClock()
+        clock: FixedClock = FixedClock(), discovery: String? = nil, choices: ProtocolChoices = ProtocolChoices()
     ) {
         let signer = TestIssuer(issuer: issuer)
         self.issuer = signer
@@ -49,7 +54,17 @@ public final class FakeAuthorizationServer: Sendable {
             authorization: URL(string: issuer + "/authorize"), token: URL(string: issuer + "/token"),
             revocation: URL(string: issuer + "/revoke"), deviceAuthorization: URL(string: issuer + "/device"),
             userinfo: URL(string: issuer + "/userinfo"), jwks: URL(string: issuer + "/jwks"))
-        provider = Provider.testing(name: name, issuer: issuer, endpoints: endpoints)
+        provider = Provider.testing(
+            name: name, issuer: issuer, endpoints: discovery == nil ? endpoints : OAuthClient.Endpoints(), choices: choices)
+        if let discovery {
+            transport.route(
+                "/.well-known/openid-configuration",
+                json: """
+                    {"issuer":"\(issuer)","authorization_endpoint":"\(issuer)/authorize","token_endpoint":"\(issuer)/token",\
+                    "revocation_endpoint":"\(issuer)/revoke","jwks_uri":"\(issuer)/jwks",\(discovery)}
+                    """)
+        }
+        transport.route("/par") { [self] request in .success(push(request)) }
         transport.route("/jwks") { [self] _ in
             .success(
                 Self.json(
@@ -108,7 +123,14 @@ public final class FakeAuthorizationServer: Sendable {
 
     /// The redirect the browser makes after the person approves: code and state, plus `iss`.
     public func approve(_ authorizationURL: URL) -> RedirectRequest? {
-        let query = Self.query(authorizationURL)
+        var query = Self.query(authorizationURL)
+        if let requestURI = query["request_uri"] {
+            guard let pushed = state.withLock({ $0.pushed.removeValue(forKey: requestURI) }), pushed["client_id"] == query["client_id"]
+            else {
+                return nil
+            }
+            query = pushed
+        }
         guard let redirect = query["redirect_uri"].flatMap(URLComponents.init(string:)), let state = query["state"] else { return nil }
         let code = "code-\(UUID().uuidString)"
         self.state.withLock {
@@ -117,6 +139,17 @@ public final class FakeAuthorizationServer: Sendable {
         let issuer = self.issuer.issuer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         return RedirectRequest(
             target: "\(redirect.path)?code=\(code)&state=\(state)&iss=\(issuer)", host: "\(redirect.host ?? ""):\(redirect.port ?? 0)")
+    }
+
+    /// The PAR endpoint: the request is kept for one use under a new `request_uri`.
+    private func push(_ request: HTTPRequest) -> HTTPResponse {
+        let form = request.form
+        guard form["request_uri"] == nil, form["client_id"] != nil else { return Self.json(#"{"error":"invalid_request"}"#, status: 400) }
+        return state.withLock { state in
+            let requestURI = "urn:ietf:params:oauth:request_uri:\(state.pushed.count + state.issued)-\(UUID().uuidString)"
+            state.pushed[requestURI] = form
+            return Self.json(#"{"request_uri":"\#(requestURI)","expires_in":60}"#, status: 201)
+        }
     }
 
     private func token(_ request: HTTPRequest) -> HTTPResponse {
@@ -170,7 +203,7 @@ public final class FakeAuthorizationServer: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
     }
 
-    static func query(_ url: URL) -> [String: String] {
+    public static func query(_ url: URL) -> [String: String] {
         var values: [String: String] = [:]
         for item in URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? [] { values[item.name] = item.value }
         return values

@@ -13,12 +13,13 @@ extension Provider {
         extraAuthorizationParameters: [String: String] = [:],
         redirectMode: OAuthClient.RedirectMode = .loopback,
         redirectPath: String? = nil,
-        isOpenID: Bool = true
+        isOpenID: Bool = true,
+        choices: ProtocolChoices = ProtocolChoices()
     ) -> Provider {
         let client = OAuthClient(
             issuer: issuer, endpoints: endpoints, clientID: "client-\(name)", scopes: scopes,
             extraAuthorizationParameters: extraAuthorizationParameters, redirectMode: redirectMode,
-            redirectPath: redirectPath ?? "/oauth2redirect/\(name)")
+            redirectPath: redirectPath ?? "/oauth2redirect/\(name)", choices: choices)
         return Provider(
             name: name, displayName: name.capitalized, kind: isOpenID ? .oidc(client) : .oauth2(client),
             sourceFile: "/etc/latchkey/providers.d/\(name).toml")

@@ -25,6 +25,8 @@ public struct SignInFlow: Sendable {
         case fetchMetadata(OAuthProvider)
         /// Bind a loopback listener. → `listenerBound`
         case bindListener(OAuthProvider)
+        /// Push the authorization request to the PAR endpoint (RFC 9126). → `authorizationRequestPushed`
+        case pushAuthorizationRequest(PendingAuthorization)
         /// Send the browser to the authorization URL and wait for the redirect. → `redirectReceived`
         case openBrowser(PendingAuthorization, listeningOn: [String])
         /// Ask for the final redirect URL (paste mode). → `redirectPasted`
@@ -73,6 +75,8 @@ public struct SignInFlow: Sendable {
         case redirectModeChosen(OAuthClient.RedirectMode?)
         case metadataFetched(ServerMetadata)
         case listenerBound(port: Int, addresses: [String])
+        /// The request, now standing for itself as a `request_uri`.
+        case authorizationRequestPushed(PendingAuthorization)
         case redirectReceived(RedirectRequest)
         case redirectPasted(String)
         case deviceAuthorizationStarted(DeviceAuthorization)
@@ -107,6 +111,8 @@ public struct SignInFlow: Sendable {
         case choosingRedirectMode(OAuthLeg)
         case fetchingMetadata(OAuthLeg)
         case binding(OAuthLeg, ServerMetadata)
+        /// The request is being pushed; then to the browser listening on `addresses`, or pasted when `nil`.
+        case pushing(OAuthLeg, listeningOn: [String]?)
         case awaitingRedirect(OAuthLeg, PendingAuthorization)
         case startingDevice(OAuthLeg, ServerMetadata)
         case identifyingOAuthAccount(OAuthLeg)
@@ -222,22 +228,17 @@ public struct SignInFlow: Sendable {
                 // No listener: the port (a registered one, if the provider demands one) is only a
                 // placeholder the browser fails to reach, leaving the whole redirect URL in its
                 // address bar for the person to copy.
-                let pending = PendingAuthorization(
-                    provider: leg.provider, metadata: metadata,
-                    redirectURI: leg.provider.redirectURI(port: leg.provider.loopbackPorts.first ?? Self.pastePort()),
-                    loginHint: loginHint(for: leg))
-                state = .awaitingRedirect(leg, pending)
-                return .askForPastedRedirect(pending)
+                return authorize(
+                    leg, metadata, redirectURI: leg.provider.redirectURI(port: leg.provider.loopbackPorts.first ?? Self.pastePort()),
+                    listeningOn: nil)
             case .device:
                 state = .startingDevice(leg, metadata)
                 return .startDeviceAuthorization(leg.provider, metadata)
             }
         case (.binding(let leg, let metadata), .listenerBound(let port, let addresses)):
-            let pending = PendingAuthorization(
-                provider: leg.provider, metadata: metadata, redirectURI: leg.provider.redirectURI(port: port),
-                loginHint: loginHint(for: leg))
-            state = .awaitingRedirect(leg, pending)
-            return .openBrowser(pending, listeningOn: addresses)
+            return authorize(leg, metadata, redirectURI: leg.provider.redirectURI(port: port), listeningOn: addresses)
+        case (.pushing(let leg, let addresses), .authorizationRequestPushed(let pending)):
+            return sendToBrowser(leg, pending, listeningOn: addresses)
         case (.awaitingRedirect(let leg, let pending), .redirectReceived(let request)):
             return validate(leg, pending) { request }
         case (.awaitingRedirect(let leg, let pending), .redirectPasted(let text)):
@@ -313,6 +314,30 @@ public struct SignInFlow: Sendable {
         guard mode == nil, leg.mode == .loopback else { return fetchMetadata(leg) }
         state = .choosingRedirectMode(leg)
         return .chooseRedirectMode(leg.provider)
+    }
+
+    /// The authorization request for `leg`, pushed first when the provider uses PAR; then the
+    /// browser (`addresses`) or the paste prompt (`nil`).
+    private mutating func authorize(_ leg: OAuthLeg, _ metadata: ServerMetadata, redirectURI: String, listeningOn addresses: [String]?)
+        -> Action
+    {
+        let pending = PendingAuthorization(
+            provider: leg.provider, metadata: metadata, redirectURI: redirectURI, loginHint: loginHint(for: leg))
+        let pushes: Bool
+        do {
+            pushes = try leg.provider.choices.pushesAuthorization(metadata, provider: leg.provider.name)
+        } catch {
+            return fail(error)
+        }
+        guard pushes else { return sendToBrowser(leg, pending, listeningOn: addresses) }
+        state = .pushing(leg, listeningOn: addresses)
+        return .pushAuthorizationRequest(pending)
+    }
+
+    private mutating func sendToBrowser(_ leg: OAuthLeg, _ pending: PendingAuthorization, listeningOn addresses: [String]?) -> Action {
+        state = .awaitingRedirect(leg, pending)
+        guard let addresses else { return .askForPastedRedirect(pending) }
+        return .openBrowser(pending, listeningOn: addresses)
     }
 
     private mutating func fetchMetadata(_ leg: OAuthLeg) -> Action {

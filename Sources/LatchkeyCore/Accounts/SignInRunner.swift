@@ -69,6 +69,8 @@ struct SignInRunner {
                 let bound = try await service.listeners.bind(host: provider.loopbackHost, ports: provider.loopbackPorts)
                 listener = bound
                 return .listenerBound(port: bound.port, addresses: bound.addresses)
+            case .pushAuthorizationRequest(let pending):
+                return .authorizationRequestPushed(try await service.engine.push(pending))
             case .openBrowser(let pending, let addresses):
                 return try await awaitRedirect(pending, listeningOn: addresses)
             case .askForPastedRedirect(let pending):

@@ -38,6 +38,18 @@ public struct OAuthEngine: Sendable {
 
     // MARK: - Authorization code
 
+    /// Pushes the authorization request to the PAR endpoint (RFC 9126 §2) and returns it with the
+    /// `request_uri` the browser carries instead.
+    public func push(_ pending: PendingAuthorization) async throws -> PendingAuthorization {
+        guard let endpoint = pending.metadata.pushedAuthorizationRequestEndpoint else {
+            throw ProtocolChoiceError.missingEndpoint(
+                provider: pending.provider.name, field: "pushed_authorization_request_endpoint", key: "par")
+        }
+        let form = pending.parameters + clientAuthentication(pending.provider).filter { $0.0 != "client_id" }
+        let response = try await transport.send(.form(endpoint, form))
+        return pending.pushed(requestURI: try PushedAuthorizationResponse.parse(response).requestURI)
+    }
+
     /// Exchanges a validated code (RFC 6749 §4.1.3, RFC 7636 §4.5) and identifies the account.
     public func exchange(_ code: AuthorizationCode, for pending: PendingAuthorization) async throws -> AccountRecord {
         let provider = pending.provider

@@ -17,6 +17,9 @@ public struct PendingAuthorization: Sendable {
     /// `login_hint` (OIDC Core §3.1.2.1): the account a re-sign-in is for, so the provider
     /// preselects it.
     public let loginHint: String?
+    /// `request_uri` from the PAR endpoint (RFC 9126 §2.2), once the request was pushed: the
+    /// browser then carries only it and `client_id`.
+    public private(set) var requestURI: String?
 
     public init(provider: OAuthProvider, metadata: ServerMetadata, redirectURI: String, loginHint: String? = nil) {
         self.loginHint = loginHint
@@ -28,25 +31,35 @@ public struct PendingAuthorization: Sendable {
         self.nonce = provider.isOpenID ? Secret(SecureRandom.token()) : nil
     }
 
-    /// The URL the browser opens (RFC 6749 §4.1.1, RFC 7636 §4.3).
+    /// The authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3), in the browser's URL or pushed.
+    public var parameters: [(String, String)] {
+        var items = [
+            ("response_type", "code"), ("client_id", provider.clientID), ("redirect_uri", redirectURI),
+            ("scope", provider.scopes.joined(separator: " ")), ("state", state.exposedValue),
+            ("code_challenge", pkce.challenge), ("code_challenge_method", PKCE.method),
+        ]
+        if let nonce { items.append(("nonce", nonce.exposedValue)) }
+        if let loginHint { items.append(("login_hint", loginHint)) }
+        for key in provider.extraAuthorizationParameters.keys.sorted() where !(key == "login_hint" && loginHint != nil) {
+            items.append((key, provider.extraAuthorizationParameters[key] ?? ""))
+        }
+        return items
+    }
+
+    /// The URL the browser opens: every parameter, or only `client_id` and `request_uri` once
+    /// the request was pushed (RFC 9126 §4).
     public var authorizationURL: URL {
         var components = URLComponents(url: metadata.authorizationEndpoint, resolvingAgainstBaseURL: false)!
-        var items = components.queryItems ?? []
-        items += [
-            URLQueryItem(name: "response_type", value: "code"),
-            URLQueryItem(name: "client_id", value: provider.clientID),
-            URLQueryItem(name: "redirect_uri", value: redirectURI),
-            URLQueryItem(name: "scope", value: provider.scopes.joined(separator: " ")),
-            URLQueryItem(name: "state", value: state.exposedValue),
-            URLQueryItem(name: "code_challenge", value: pkce.challenge),
-            URLQueryItem(name: "code_challenge_method", value: PKCE.method),
-        ]
-        if let nonce { items.append(URLQueryItem(name: "nonce", value: nonce.exposedValue)) }
-        if let loginHint { items.append(URLQueryItem(name: "login_hint", value: loginHint)) }
-        for key in provider.extraAuthorizationParameters.keys.sorted() where !(key == "login_hint" && loginHint != nil) {
-            items.append(URLQueryItem(name: key, value: provider.extraAuthorizationParameters[key]))
-        }
-        components.percentEncodedQuery = FormEncoding.encode(items.map { ($0.name, $0.value ?? "") })
+        let items = (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }
+        let request = requestURI.map { [("client_id", provider.clientID), ("request_uri", $0)] } ?? parameters
+        components.percentEncodedQuery = FormEncoding.encode(items + request)
         return components.url!
+    }
+
+    /// This request, pushed: its `request_uri` stands for it from now on.
+    public func pushed(requestURI: String) -> PendingAuthorization {
+        var pushed = self
+        pushed.requestURI = requestURI
+        return pushed
     }
 }

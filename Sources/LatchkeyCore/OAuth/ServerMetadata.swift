@@ -20,6 +20,10 @@ public struct ServerMetadata: Sendable, Equatable {
     public var jwksURI: URL?
     /// `authorization_response_iss_parameter_supported` (RFC 9207 §3): a response without `iss` is then rejected.
     public var requiresIssuerParameter: Bool
+    /// `pushed_authorization_request_endpoint` (RFC 9126 §5)
+    public var pushedAuthorizationRequestEndpoint: URL?
+    /// `require_pushed_authorization_requests` (RFC 9126 §5)
+    public var requiresPushedAuthorizationRequests = false
 
     public init(
         issuer: String?, authorizationEndpoint: URL, tokenEndpoint: URL, revocationEndpoint: URL? = nil,
@@ -79,7 +83,7 @@ public struct ServerMetadata: Sendable, Equatable {
         }
         let jwks = try endpoint(endpoints.jwks, document?.jwksURI, "jwks_uri")
         if provider.isOpenID && jwks == nil { throw .missingEndpoint(provider: provider.name, field: "jwks_uri") }
-        return ServerMetadata(
+        var metadata = ServerMetadata(
             issuer: provider.issuer,
             authorizationEndpoint: authorization,
             tokenEndpoint: token,
@@ -89,6 +93,10 @@ public struct ServerMetadata: Sendable, Equatable {
             userinfoEndpoint: try endpoint(endpoints.userinfo, document?.userinfoEndpoint, "userinfo_endpoint"),
             jwksURI: jwks,
             requiresIssuerParameter: document?.authorizationResponseIssParameterSupported ?? false)
+        metadata.pushedAuthorizationRequestEndpoint = try endpoint(
+            nil, document?.pushedAuthorizationRequestEndpoint, "pushed_authorization_request_endpoint")
+        metadata.requiresPushedAuthorizationRequests = document?.requirePushedAuthorizationRequests ?? false
+        return metadata
     }
 }
 
@@ -103,6 +111,8 @@ public struct DiscoveryDocument: Decodable, Sendable {
     public var jwksURI: String?
     public var codeChallengeMethodsSupported: [String]?
     public var authorizationResponseIssParameterSupported: Bool?
+    public var pushedAuthorizationRequestEndpoint: String?
+    public var requirePushedAuthorizationRequests: Bool?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -114,6 +124,8 @@ public struct DiscoveryDocument: Decodable, Sendable {
         case jwksURI = "jwks_uri"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
     }
 }
 

@@ -118,13 +118,16 @@ public struct OAuthClient: Sendable, Equatable {
     public var gitHosts: [GitHost]
     /// `git_username`: the user name sent to git with the token (GitLab wants `oauth2`).
     public var gitUsername: String
+    /// `par` (`ProtocolChoices`).
+    public var choices: ProtocolChoices
 
     public init(
         issuer: String?, endpoints: Endpoints, clientID: String, clientSecret: Secret? = nil, scopes: [String],
         extraAuthorizationParameters: [String: String] = [:], redirectMode: RedirectMode = .loopback, loopbackHost: LoopbackHost = .ipv4,
         redirectPath: String, loopbackPorts: [Int] = [], accountFields: UserinfoAccountFields = UserinfoAccountFields(),
-        gitHosts: [GitHost] = [], gitUsername: String = OAuthClient.defaultGitUsername
+        gitHosts: [GitHost] = [], gitUsername: String = OAuthClient.defaultGitUsername, choices: ProtocolChoices = ProtocolChoices()
     ) {
+        self.choices = choices
         self.issuer = issuer
         self.endpoints = endpoints
         self.clientID = clientID

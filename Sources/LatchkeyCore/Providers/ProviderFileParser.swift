@@ -8,13 +8,13 @@ import TOMLKit
 /// all its problems in one run.
 public struct ProviderFileParser {
     /// Keys a provider file may contain; anything else is an error (a typo must not be ignored).
-    static let knownKeys: Set<String> = [
+    static let knownKeys: Set<String> = Set([
         "display_name", "kind", "issuer", "authorization_endpoint", "token_endpoint",
         "revocation_endpoint", "device_authorization_endpoint", "userinfo_endpoint", "jwks_uri",
         "client_id", "client_secret", "scopes", "extra_authorization_params", "redirect",
         "loopback_host", "loopback_port", "redirect_path", "account_id_field", "account_name_field",
         "git_hosts", "git_username",
-    ]
+    ]).union(protocolChoiceKeys)
 
     /// Keys only `kind = "firebase"` files use.
     static let firebaseKeys: Set<String> = [
@@ -114,6 +114,7 @@ public struct ProviderFileParser {
 
         let clientID = context.string(table, "client_id", required: false) ?? ""
         let clientSecret = context.string(table, "client_secret", required: false).map(Secret.init)
+        let choices = context.protocolChoices(table)
         var scopes = context.stringArray(table, "scopes") ?? (isOpenID ? ["openid"] : [])
         if isOpenID && !scopes.contains("openid") { scopes.insert("openid", at: 0) }
 
@@ -150,7 +151,7 @@ public struct ProviderFileParser {
             issuer: issuer, endpoints: endpoints, clientID: clientID, clientSecret: clientSecret, scopes: scopes,
             extraAuthorizationParameters: extra, redirectMode: redirectMode, loopbackHost: loopbackHost, redirectPath: redirectPath,
             loopbackPorts: loopbackPorts, accountFields: UserinfoAccountFields(id: accountIDField, name: accountNameField),
-            gitHosts: gitHosts, gitUsername: gitUsername)
+            gitHosts: gitHosts, gitUsername: gitUsername, choices: choices)
         return .success(Provider(name: name, displayName: displayName, kind: isOpenID ? .oidc(client) : .oauth2(client), sourceFile: file))
     }
 
