@@ -29,6 +29,8 @@ public struct AccountRecord: Codable, Sendable, Equatable {
     /// `true` for the account a bare `PROVIDER` selects when the provider has several
     /// (`latchkey default`); optional so vaults written before it decode unchanged.
     public var isDefault: Bool?
+    /// The private DPoP key the tokens are bound to (RFC 9449), base64url; `nil` for bearer tokens.
+    public var dpopKey: Secret?
 
     public init(
         provider: String, issuer: String, subject: String, displayName: String?, accessToken: Secret, tokenType: String,
@@ -63,6 +65,10 @@ public struct AccountRecord: Codable, Sendable, Equatable {
     public func matches(selector: String) -> Bool {
         selector == subject || selector == displayName
     }
+
+    /// Whether the tokens are bound to a DPoP key: the server said so (`token_type` DPoP,
+    /// RFC 9449 §5), or Latchkey holds a key for them.
+    public var isProofBound: Bool { dpopKey != nil || tokenType.lowercased() == "dpop" }
 
     /// Whether the access token is still valid `margin` seconds from `now`, by `TokenValidity`'s
     /// rule (the margin capped at half the lifetime from `updatedAt`, when the token was issued),

@@ -11,6 +11,8 @@ public struct StatusReport: Encodable, Sendable {
         public var lastError: String?
         /// The account a bare provider name selects (`latchkey default`).
         public var isDefault: Bool
+        /// The tokens are DPoP-bound (RFC 9449): they go with a proof (`latchkey proof`).
+        public var dpop = false
         /// The account config.toml maps its provider to in the working directory
         /// (`[directories."PATH"]`): what a bare provider name means here.
         public var appliesHere = false
@@ -24,6 +26,7 @@ public struct StatusReport: Encodable, Sendable {
             case refreshToken = "refresh_token"
             case lastError = "last_error"
             case appliesHere = "applies_here"
+            case dpop
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -40,6 +43,7 @@ public struct StatusReport: Encodable, Sendable {
             try container.encode(lastError, forKey: .lastError)
             try container.encode(isDefault, forKey: .isDefault)
             try container.encode(appliesHere, forKey: .appliesHere)
+            try container.encode(dpop, forKey: .dpop)
         }
 
         public var summary: String {
@@ -48,6 +52,7 @@ public struct StatusReport: Encodable, Sendable {
                 text += expiresIn > 0 ? "  expires in \(Self.duration(expiresIn))" : "  expired \(Self.duration(-expiresIn)) ago"
             }
             text += refreshToken ? "  refresh token: yes" : "  refresh token: no"
+            if dpop { text += "  DPoP-bound" }
             if let secondFactor { text += "  second factor: \(TerminalText.sanitized(secondFactor))" }
             text += "  [\(keystore)]"
             if let lastError { text += "\n    last error: \(TerminalText.sanitized(lastError))" }
@@ -77,7 +82,7 @@ public struct StatusReport: Encodable, Sendable {
                 provider: record.provider, account: record.label, subject: record.subject, issuer: record.issuer, keystore: keystore,
                 expiresAt: record.expiresAt, expiresIn: record.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince(now)) },
                 refreshToken: record.refreshToken != nil, secondFactor: record.secondFactor, lastError: record.lastError,
-                isDefault: record.isDefault == true, appliesHere: mapped.contains(index))
+                isDefault: record.isDefault == true, dpop: record.isProofBound, appliesHere: mapped.contains(index))
         }
     }
 

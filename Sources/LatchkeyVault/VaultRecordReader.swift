@@ -51,6 +51,7 @@ struct VaultRecordReader {
         var expiresAt, createdAt, updatedAt: Date?
         var scopes: [String]?
         var isDefault: Bool?
+        var dpopKey: Secret?
         try expect(UInt8(ascii: "{"))
         var members = Sequence()
         while let key = try nextMember(&members) {
@@ -70,6 +71,7 @@ struct VaultRecordReader {
             case "updatedAt": updatedAt = try date()
             case "lastError": lastError = try optionalString()
             case "isDefault": isDefault = null() ? nil : try boolean()
+            case "dpopKey": dpopKey = try optionalString().map(Secret.init)
             default: try skipValue()
             }
         }
@@ -81,6 +83,7 @@ struct VaultRecordReader {
             tokenType: tokenType, refreshToken: refreshToken, idToken: idToken, expiresAt: expiresAt, scopes: scopes,
             secondFactor: secondFactor, createdAt: createdAt, updatedAt: updatedAt, lastError: lastError)
         record.isDefault = isDefault
+        record.dpopKey = dpopKey
         return record
     }
 

@@ -14,7 +14,8 @@ struct Latchkey: AsyncParsableCommand {
             "Exit status: 0 success, 64 usage, 65 provider file errors, 66 no such provider or account, 69 unreachable or timed out, 76 response rejected, 77 vault locked or unreadable; doctor exits 1 when it finds a problem. See latchkey(1).",
         version: LatchkeyVersion.current,
         subcommands: [
-            ProvidersCommand.self, LoginCommand.self, StatusCommand.self, TokenCommand.self, ExecCommand.self, RefreshCommand.self,
+            ProvidersCommand.self, LoginCommand.self, StatusCommand.self, TokenCommand.self, ProofCommand.self, ExecCommand.self,
+            RefreshCommand.self,
             DefaultCommand.self, LogoutCommand.self, UnlockCommand.self, LockCommand.self, ScreenCommand.self, DemoCommand.self,
             DoctorCommand.self,
             GitCredentialCommand.self,

@@ -338,6 +338,18 @@ struct ProviderFileParserTests {
         #expect(found.first?.message.contains("\"auto\", \"always\", \"never\"") == true)
     }
 
+    @Test("dpop takes auto, always or never, auto when absent; another value is an error on its line")
+    func proofOfPossessionChoice() throws {
+        let base = """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            """
+        #expect(try provider(base).choices.proofOfPossession == .auto)
+        #expect(try provider(base + "\ndpop = \"always\"").choices.proofOfPossession == .always)
+        #expect(errors(base + "\ndpop = true").map(\.field) == ["dpop"])
+    }
+
     @Test("a loopback_host that is not a loopback address is rejected")
     func nonLoopbackHost() {
         let found = errors(

@@ -100,4 +100,13 @@ struct PushedAuthorizationTests {
         let stored = try await keystore.records()
         #expect(server.browser.urls.isEmpty && stored.isEmpty)
     }
+
+    @Test("a DPoP sign-in pushes the key's thumbprint as dpop_jkt")
+    func pushedWithDPoP() async throws {
+        let server = FakeAuthorizationServer(discovery: Self.advertisesPAR + "," + DPoPTests.advertisesES256)
+        let record = try await signIn(server)
+        let key = try DPoPKey(stored: try #require(record.dpopKey))
+        let push = try #require(server.transport.sent(to: "/par").first)
+        #expect(push.form["dpop_jkt"] == key.thumbprint && push.header("DPoP") == nil)
+    }
 }

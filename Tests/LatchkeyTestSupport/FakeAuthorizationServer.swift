@@ -9,9 +9,9 @@ import Synchronization
 /// browser is sent to, coming back through a `ScriptedListenerFactory`.
 ///
 /// It checks what a real server checks (the code it issued, the PKCE verifier against the
-/// challenge, the redirect URI, the refresh token it last issued, a pushed request used once),
-/// so the engine's requests are tested, not only its parsing. Its transport's routes hold it, so
-/// it lives as long as any service built on it.
+/// challenge, the redirect URI, the refresh token it last issued, a pushed request used once, the
+/// DPoP nonce it asked for), so the engine's requests are tested, not only its parsing. Its
+/// transport's routes hold it, so it lives as long as any service built on it.
 public final class FakeAuthorizationServer: Sendable {
     public let issuer: TestIssuer
     public let provider: Provider
@@ -34,6 +34,8 @@ public final class FakeAuthorizationServer: Sendable {
         var staleKeySet: String?
         /// Pushed authorization requests (RFC 9126) by `request_uri`, each usable once.
         var pushed: [String: [String: String]] = [:]
+        /// The nonce DPoP proofs must carry at the token endpoint (RFC 9449 §8), if any.
+        var dpopNonce: String?
     }
 
     private let state: Mutex<State>
@@ -105,6 +107,8 @@ public final class FakeAuthorizationServer: Sendable {
 
     public func accessTokenHash(_ hash: AccessTokenHash) { state.withLock { $0.accessTokenHash = hash } }
     public var revokedTokens: [String] { state.withLock { $0.revoked } }
+    /// From now on, DPoP proofs at the token endpoint must carry `nonce`.
+    public func requireDPoPNonce(_ nonce: String) { state.withLock { $0.dpopNonce = nonce } }
     public var currentRefreshToken: String { state.withLock { $0.refreshToken } }
 
     /// Listeners whose request is the person coming back from approving at the authorization URL.
@@ -155,6 +159,13 @@ public final class FakeAuthorizationServer: Sendable {
     private func token(_ request: HTTPRequest) -> HTTPResponse {
         let form = request.form
         let clientID = form["client_id"] ?? ""
+        let proof = request.header("DPoP").flatMap(Self.claims(ofJWT:))
+        let expectedNonce = state.withLock { $0.dpopNonce }
+        if let expectedNonce, proof != nil, proof?["nonce"] as? String != expectedNonce {
+            var answer = Self.json(#"{"error":"use_dpop_nonce","error_description":"send the nonce"}"#, status: 400)
+            answer.headers.append(("DPoP-Nonce", expectedNonce))
+            return answer
+        }
         return state.withLock { state in
             switch form["grant_type"] {
             case "authorization_code":
@@ -165,10 +176,10 @@ public final class FakeAuthorizationServer: Sendable {
                 guard challenge == issued.challenge, form["redirect_uri"] == issued.redirectURI else {
                     return Self.json(#"{"error":"invalid_grant","error_description":"PKCE or redirect_uri mismatch"}"#, status: 400)
                 }
-                return tokens(&state, clientID: clientID, nonce: issued.nonce)
+                return tokens(&state, clientID: clientID, nonce: issued.nonce, bound: proof != nil)
             case "refresh_token":
                 guard form["refresh_token"] == state.refreshToken else { return Self.json(#"{"error":"invalid_grant"}"#, status: 400) }
-                return tokens(&state, clientID: clientID, nonce: nil)
+                return tokens(&state, clientID: clientID, nonce: nil, bound: proof != nil)
             default:
                 return Self.json(#"{"error":"unsupported_grant_type"}"#, status: 400)
             }
@@ -176,7 +187,7 @@ public final class FakeAuthorizationServer: Sendable {
     }
 
     /// A token response with a new access token, a rotated refresh token and an ID token.
-    private func tokens(_ state: inout State, clientID: String, nonce: String?) -> HTTPResponse {
+    private func tokens(_ state: inout State, clientID: String, nonce: String?, bound: Bool) -> HTTPResponse {
         state.issued += 1
         state.refreshToken = "refresh-\(state.issued + 1)"
         let accessToken = "access-\(state.issued)"
@@ -189,7 +200,7 @@ public final class FakeAuthorizationServer: Sendable {
         let idToken = state.issuer.idToken(subject: state.subject, audience: clientID, nonce: nonce, now: clock.now(), extra: extra)
         return Self.json(
             """
-            {"access_token":"\(accessToken)","token_type":"Bearer","expires_in":\(state.accessTokenLifetime),\
+            {"access_token":"\(accessToken)","token_type":"\(bound ? "DPoP" : "Bearer")","expires_in":\(state.accessTokenLifetime),\
             "refresh_token":"\(state.refreshToken)","id_token":"\(idToken.exposedValue)"}
             """)
     }
@@ -197,6 +208,19 @@ public final class FakeAuthorizationServer: Sendable {
     /// RS256's `at_hash`: the left half of SHA-256, base64url.
     static func leftHalfSHA256(_ text: String) -> String {
         TestIssuer.base64URL(Array(SHA256.hash(data: Array(text.utf8))).prefix(16))
+    }
+
+    /// The claims of a compact JWS, unverified (the fake only reads what the client sent).
+    public static func claims(ofJWT jwt: String) -> [String: Any]? {
+        let parts = jwt.split(separator: ".")
+        guard parts.count == 3, let data = TestIssuer.base64URLDecode(String(parts[1])) else { return nil }
+        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    }
+
+    /// The JOSE header of a compact JWS.
+    public static func header(ofJWT jwt: String) -> [String: Any]? {
+        guard let first = jwt.split(separator: ".").first, let data = TestIssuer.base64URLDecode(String(first)) else { return nil }
+        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
     }
 
     static func json(_ text: String, status: Int = 200) -> HTTPResponse {

@@ -316,16 +316,20 @@ public struct SignInFlow: Sendable {
         return .chooseRedirectMode(leg.provider)
     }
 
-    /// The authorization request for `leg`, pushed first when the provider uses PAR; then the
-    /// browser (`addresses`) or the paste prompt (`nil`).
+    /// The authorization request for `leg`, pushed first when the provider uses PAR, bound to a
+    /// new DPoP key when it uses DPoP; then the browser (`addresses`) or the paste prompt (`nil`).
     private mutating func authorize(_ leg: OAuthLeg, _ metadata: ServerMetadata, redirectURI: String, listeningOn addresses: [String]?)
         -> Action
     {
-        let pending = PendingAuthorization(
-            provider: leg.provider, metadata: metadata, redirectURI: redirectURI, loginHint: loginHint(for: leg))
+        let choices = leg.provider.choices
+        let pending: PendingAuthorization
         let pushes: Bool
         do {
-            pushes = try leg.provider.choices.pushesAuthorization(metadata, provider: leg.provider.name)
+            pushes = try choices.pushesAuthorization(metadata, provider: leg.provider.name)
+            let key = try choices.bindsTokens(metadata, provider: leg.provider.name) ? DPoPKey() : nil
+            pending = PendingAuthorization(
+                provider: leg.provider, metadata: metadata, redirectURI: redirectURI, loginHint: loginHint(for: leg),
+                dpopKey: key)
         } catch {
             return fail(error)
         }

@@ -39,7 +39,9 @@ public struct OAuthEngine: Sendable {
     // MARK: - Authorization code
 
     /// Pushes the authorization request to the PAR endpoint (RFC 9126 §2) and returns it with the
-    /// `request_uri` the browser carries instead.
+    /// `request_uri` the browser carries instead. The key the tokens will be bound to goes as
+    /// `dpop_jkt` among the parameters, not as a proof: glewlwyd refuses a proof there when it
+    /// wants nonces, yet offers none (DECISIONS.md).
     public func push(_ pending: PendingAuthorization) async throws -> PendingAuthorization {
         guard let endpoint = pending.metadata.pushedAuthorizationRequestEndpoint else {
             throw ProtocolChoiceError.missingEndpoint(
@@ -50,16 +52,19 @@ public struct OAuthEngine: Sendable {
         return pending.pushed(requestURI: try PushedAuthorizationResponse.parse(response).requestURI)
     }
 
-    /// Exchanges a validated code (RFC 6749 §4.1.3, RFC 7636 §4.5) and identifies the account.
+    /// Exchanges a validated code (RFC 6749 §4.1.3, RFC 7636 §4.5) and identifies the account;
+    /// with a DPoP key, the tokens are bound to it (RFC 9449 §5) and the record keeps it.
     public func exchange(_ code: AuthorizationCode, for pending: PendingAuthorization) async throws -> AccountRecord {
         let provider = pending.provider
-        var form = [
-            ("grant_type", "authorization_code"), ("code", code.value.exposedValue),
-            ("redirect_uri", pending.redirectURI), ("code_verifier", pending.pkce.verifier.exposedValue),
-        ]
-        form += clientAuthentication(provider)
-        let tokens = try await tokenRequest(pending.metadata.tokenEndpoint, form)
-        return try await account(from: tokens, provider: provider, metadata: pending.metadata, nonce: pending.nonce)
+        let form =
+            [
+                ("grant_type", "authorization_code"), ("code", code.value.exposedValue),
+                ("redirect_uri", pending.redirectURI), ("code_verifier", pending.pkce.verifier.exposedValue),
+            ] + clientAuthentication(provider)
+        let tokens = try await tokenRequest(pending.metadata.tokenEndpoint, form, proofKey: pending.dpopKey)
+        var record = try await account(from: tokens, provider: provider, metadata: pending.metadata, nonce: pending.nonce)
+        record.dpopKey = pending.dpopKey?.stored
+        return record
     }
 
     /// Builds the account record from a token response, verifying who signed in. `nonce` is the
@@ -165,12 +170,7 @@ public struct OAuthEngine: Sendable {
     /// Refreshes `record` (RFC 6749 §6). A rotated refresh token replaces the old one; a new ID
     /// token must name the same account (OIDC Core §12.2), which `applying` checks.
     public func refresh(_ record: AccountRecord, provider: OAuthProvider, metadata: ServerMetadata) async throws -> AccountRecord {
-        guard let refreshToken = record.refreshToken else {
-            throw RefreshError.noRefreshToken(account: record.label, provider: record.provider)
-        }
-        let tokens = try await tokenRequest(
-            metadata.tokenEndpoint,
-            [("grant_type", "refresh_token"), ("refresh_token", refreshToken.exposedValue)] + clientAuthentication(provider))
+        let tokens = try await refreshGrant(record, provider: provider, metadata: metadata)
         let time = now()
         var update = TokenUpdate(
             accessToken: tokens.accessToken, tokenType: tokens.tokenType, refreshToken: tokens.refreshToken, idToken: nil,
@@ -211,6 +211,23 @@ public struct OAuthEngine: Sendable {
         return .revoked(hint)
     }
 
+    /// The refresh grant's answer for `record` (RFC 6749 §6); a DPoP-bound account proves its
+    /// key, and one that lost it is refused before anything is sent.
+    func refreshGrant(_ record: AccountRecord, provider: OAuthProvider, metadata: ServerMetadata) async throws -> TokenResponse {
+        guard let refreshToken = record.refreshToken else {
+            throw RefreshError.noRefreshToken(account: record.label, provider: record.provider)
+        }
+        let form = [("grant_type", "refresh_token"), ("refresh_token", refreshToken.exposedValue)] + clientAuthentication(provider)
+        return try await tokenRequest(metadata.tokenEndpoint, form, proofKey: try proofKey(of: record))
+    }
+
+    /// The DPoP key `record`'s tokens are bound to; `nil` for bearer tokens.
+    public func proofKey(of record: AccountRecord) throws(DPoPError) -> DPoPKey? {
+        if let stored = record.dpopKey { return try DPoPKey(stored: stored) }
+        guard !record.isProofBound else { throw .missingKey(account: record.label, provider: record.provider) }
+        return nil
+    }
+
     // MARK: - Shared pieces
 
     /// `client_id`, plus `client_secret` (client_secret_post) for the providers that hand one out.
@@ -220,8 +237,18 @@ public struct OAuthEngine: Sendable {
         return pairs
     }
 
-    func tokenRequest(_ endpoint: URL, _ form: [(String, String)]) async throws -> TokenResponse {
-        let response = try await transport.send(.form(endpoint, form))
+    /// A token endpoint request. With `proofKey` it carries a DPoP proof; a `use_dpop_nonce`
+    /// answer with a `DPoP-Nonce` is retried once with that nonce and a new proof (RFC 9449 §8),
+    /// and a second one is the error.
+    func tokenRequest(_ endpoint: URL, _ form: [(String, String)], proofKey: DPoPKey? = nil) async throws -> TokenResponse {
+        func send(nonce: String?) async throws -> HTTPResponse {
+            let proof = proofKey.map { [("DPoP", $0.proof(method: "POST", url: endpoint, at: now(), nonce: nonce))] } ?? []
+            return try await transport.send(.form(endpoint, form, headers: proof))
+        }
+        var response = try await send(nonce: nil)
+        if proofKey != nil, let nonce = DPoPNonce.requested(by: response) {
+            response = try await send(nonce: nonce)
+        }
         return try TokenResponse.parse(response, endpoint: "token endpoint")
     }
 }

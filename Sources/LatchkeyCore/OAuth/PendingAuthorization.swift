@@ -17,11 +17,17 @@ public struct PendingAuthorization: Sendable {
     /// `login_hint` (OIDC Core §3.1.2.1): the account a re-sign-in is for, so the provider
     /// preselects it.
     public let loginHint: String?
+    /// The key the tokens will be bound to (RFC 9449), announced as `dpop_jkt` (§10) so the code
+    /// is bound to it too; `nil` for bearer tokens.
+    public let dpopKey: DPoPKey?
     /// `request_uri` from the PAR endpoint (RFC 9126 §2.2), once the request was pushed: the
     /// browser then carries only it and `client_id`.
     public private(set) var requestURI: String?
 
-    public init(provider: OAuthProvider, metadata: ServerMetadata, redirectURI: String, loginHint: String? = nil) {
+    public init(
+        provider: OAuthProvider, metadata: ServerMetadata, redirectURI: String, loginHint: String? = nil,
+        dpopKey: DPoPKey? = nil
+    ) {
         self.loginHint = loginHint
         self.provider = provider
         self.metadata = metadata
@@ -29,6 +35,7 @@ public struct PendingAuthorization: Sendable {
         self.state = Secret(SecureRandom.token())
         self.pkce = PKCE()
         self.nonce = provider.isOpenID ? Secret(SecureRandom.token()) : nil
+        self.dpopKey = dpopKey
     }
 
     /// The authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3), in the browser's URL or pushed.
@@ -40,6 +47,7 @@ public struct PendingAuthorization: Sendable {
         ]
         if let nonce { items.append(("nonce", nonce.exposedValue)) }
         if let loginHint { items.append(("login_hint", loginHint)) }
+        if let dpopKey { items.append(("dpop_jkt", dpopKey.thumbprint)) }
         for key in provider.extraAuthorizationParameters.keys.sorted() where !(key == "login_hint" && loginHint != nil) {
             items.append((key, provider.extraAuthorizationParameters[key] ?? ""))
         }

@@ -24,6 +24,8 @@ public struct ServerMetadata: Sendable, Equatable {
     public var pushedAuthorizationRequestEndpoint: URL?
     /// `require_pushed_authorization_requests` (RFC 9126 §5)
     public var requiresPushedAuthorizationRequests = false
+    /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1); `nil` when not advertised.
+    public var dpopSigningAlgorithms: [String]?
 
     public init(
         issuer: String?, authorizationEndpoint: URL, tokenEndpoint: URL, revocationEndpoint: URL? = nil,
@@ -96,6 +98,7 @@ public struct ServerMetadata: Sendable, Equatable {
         metadata.pushedAuthorizationRequestEndpoint = try endpoint(
             nil, document?.pushedAuthorizationRequestEndpoint, "pushed_authorization_request_endpoint")
         metadata.requiresPushedAuthorizationRequests = document?.requirePushedAuthorizationRequests ?? false
+        metadata.dpopSigningAlgorithms = document?.dpopSigningAlgValuesSupported
         return metadata
     }
 }
@@ -113,6 +116,7 @@ public struct DiscoveryDocument: Decodable, Sendable {
     public var authorizationResponseIssParameterSupported: Bool?
     public var pushedAuthorizationRequestEndpoint: String?
     public var requirePushedAuthorizationRequests: Bool?
+    public var dpopSigningAlgValuesSupported: [String]?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -126,6 +130,7 @@ public struct DiscoveryDocument: Decodable, Sendable {
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }
 }
 

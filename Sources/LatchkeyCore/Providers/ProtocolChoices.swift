@@ -2,19 +2,22 @@ public import LatchkeyVault
 
 /// The newer OAuth pieces a provider file can ask for or turn off, each used where the server's
 /// metadata advertises it unless the file says otherwise: pushed authorization requests
-/// (RFC 9126). Kept apart from the rest of `OAuthClient` so the keys stay in
+/// (RFC 9126) and DPoP (RFC 9449). Kept apart from the rest of `OAuthClient` so the keys stay in
 /// one block.
 public struct ProtocolChoices: Sendable, Equatable {
-    /// Follow discovery, or insist, or never.
+    /// `par` and `dpop`: follow discovery, or insist, or never.
     public enum Use: String, Sendable, CaseIterable {
         case auto, always, never
     }
 
     /// `par`
     public var pushedAuthorization: Use
+    /// `dpop`
+    public var proofOfPossession: Use
 
-    public init(pushedAuthorization: Use = .auto) {
+    public init(pushedAuthorization: Use = .auto, proofOfPossession: Use = .auto) {
         self.pushedAuthorization = pushedAuthorization
+        self.proofOfPossession = proofOfPossession
     }
 }
 
@@ -36,12 +39,27 @@ extension ProtocolChoices {
             return metadata.pushedAuthorizationRequestEndpoint != nil
         }
     }
+
+    /// Whether a sign-in binds its tokens to a new DPoP key: `always`, or `auto` when discovery
+    /// lists ES256 in `dpop_signing_alg_values_supported` (RFC 9449 §5.1). `always` at a server
+    /// that lists algorithms without ES256 is refused: its proofs would all fail.
+    func bindsTokens(_ metadata: ServerMetadata, provider: String) throws(ProtocolChoiceError) -> Bool {
+        let offersES256 = metadata.dpopSigningAlgorithms?.contains(DPoPKey.algorithm)
+        switch proofOfPossession {
+        case .never: return false
+        case .always:
+            if offersES256 == false { throw .noES256(provider: provider) }
+            return true
+        case .auto: return offersES256 == true
+        }
+    }
 }
 
 /// A provider file's choice the server cannot honour.
 public enum ProtocolChoiceError: LatchkeyError, Equatable {
     case pushedAuthorizationRequired(provider: String)
     case missingEndpoint(provider: String, field: String, key: String)
+    case noES256(provider: String)
 
     public var category: FailureCategory { .configuration }
 
@@ -53,6 +71,9 @@ public enum ProtocolChoiceError: LatchkeyError, Equatable {
         case .missingEndpoint(let provider, let field, let key):
             return
                 "\(provider): the server advertises no \(field), which \(key) in the provider file needs; check the issuer, or remove \(key)"
+        case .noES256(let provider):
+            return
+                "\(provider): dpop = \"always\", but the server's dpop_signing_alg_values_supported does not list ES256, the only algorithm Latchkey signs proofs with"
         }
     }
 }

@@ -118,7 +118,7 @@ public struct OAuthClient: Sendable, Equatable {
     public var gitHosts: [GitHost]
     /// `git_username`: the user name sent to git with the token (GitLab wants `oauth2`).
     public var gitUsername: String
-    /// `par` (`ProtocolChoices`).
+    /// `par` and `dpop` (`ProtocolChoices`).
     public var choices: ProtocolChoices
 
     public init(

@@ -1,8 +1,8 @@
 import TOMLKit
 
-/// The provider file keys of `ProtocolChoices`.
+/// The provider file keys of `ProtocolChoices`: PAR and DPoP.
 extension ProviderFileParser {
-    static let protocolChoiceKeys: Set<String> = ["par"]
+    static let protocolChoiceKeys: Set<String> = ["par", "dpop"]
 }
 
 extension ProviderFileParser.Context {
@@ -10,6 +10,7 @@ extension ProviderFileParser.Context {
     mutating func protocolChoices(_ table: TOMLTable) -> ProtocolChoices {
         var choices = ProtocolChoices()
         choices.pushedAuthorization = choice(table, "par", ProtocolChoices.Use.self, required: false) ?? .auto
+        choices.proofOfPossession = choice(table, "dpop", ProtocolChoices.Use.self, required: false) ?? .auto
         return choices
     }
 }

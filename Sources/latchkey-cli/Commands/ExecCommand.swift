@@ -18,6 +18,10 @@ struct ExecCommand: AsyncParsableCommand {
     /// The environment variables the tokens are passed in.
     static let accessTokenVariable = "LATCHKEY_ACCESS_TOKEN"
     static let idTokenVariable = "LATCHKEY_ID_TOKEN"
+    /// `Bearer` or `DPoP`: the `Authorization` scheme the token goes with (RFC 9449 §7.1).
+    static let tokenTypeVariable = "LATCHKEY_TOKEN_TYPE"
+    /// `PROVIDER:SUBJECT`, naming exactly this account, for `latchkey proof` inside the command.
+    static let accountVariable = "LATCHKEY_ACCOUNT"
 
     @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers)
     var selector: String
@@ -41,6 +45,8 @@ struct ExecCommand: AsyncParsableCommand {
             var environment = ProcessInfo.processInfo.environment
             environment[Self.idTokenVariable] = nil
             environment[Self.accessTokenVariable] = try service.token(of: record, idToken: false).exposedValue
+            environment[Self.tokenTypeVariable] = record.isProofBound ? "DPoP" : "Bearer"
+            environment[Self.accountVariable] = AccountSelector(provider: record.provider, account: record.subject).description
             if idToken { environment[Self.idTokenVariable] = try service.token(of: record, idToken: true).exposedValue }
 
             let error = Self.replaceProcess(command: command, environment: environment)

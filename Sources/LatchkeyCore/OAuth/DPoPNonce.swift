@@ -1,0 +1,16 @@
+import Foundation
+
+/// A server's demand for a nonce in DPoP proofs (RFC 9449 §8): a `use_dpop_nonce` error with
+/// the nonce to use in the `DPoP-Nonce` header.
+enum DPoPNonce {
+    /// The nonce `response` asks the next proof to carry; `nil` unless it is a `use_dpop_nonce`
+    /// error with a usable `DPoP-Nonce` (RFC 9449 §8.1: 1*NQCHAR, and short).
+    static func requested(by response: HTTPResponse) -> String? {
+        guard (400...401).contains(response.status), OAuthErrorResponse(body: response.body)?.error == "use_dpop_nonce",
+            let nonce = response.headers.first(where: { $0.0.lowercased() == "dpop-nonce" })?.1,
+            !nonce.isEmpty, nonce.count <= 512,
+            nonce.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" })
+        else { return nil }
+        return nonce
+    }
+}

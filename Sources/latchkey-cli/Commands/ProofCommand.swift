@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import LatchkeyCore
+import LatchkeyVault
+
+/// `latchkey proof SELECTOR --method M --url U`: a DPoP proof (RFC 9449 §7) for one request with
+/// the account's DPoP-bound access token, printed on stdout; the key stays in the vault.
+struct ProofCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "proof",
+        abstract: "Print a DPoP proof for one request with a DPoP-bound account's access token.",
+        discussion:
+            "Send it as the DPoP header with `Authorization: DPoP TOKEN`, TOKEN being what `latchkey token` prints with the same options. Each proof is for one request: make a new one for the next."
+    )
+
+    @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers)
+    var selector: String
+    @Option(help: "The request's HTTP method (htm), such as GET or POST.") var method: String
+    @Option(help: "The request's URL (htu); its query and fragment are left out of the proof.") var url: String
+    @Option(help: "The nonce the resource server asked for in its DPoP-Nonce header.") var nonce: String?
+    @OptionGroup var minimumLifetime: MinimumLifetimeOptions
+
+    @OptionGroup var options: KeystoreOptions
+
+    func validate() throws {
+        guard !method.isEmpty, method.allSatisfy({ $0.isASCII && ($0.isUppercase || $0 == "-") }) else {
+            throw ValidationError("--method must be an HTTP method in capitals, such as GET or POST")
+        }
+        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            target.host != nil
+        else { throw ValidationError("--url must be an absolute http or https URL") }
+        if let nonce, nonce.isEmpty || !nonce.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "\"" && $0 != "\\" }) {
+            throw ValidationError("--nonce must be the DPoP-Nonce value as the server sent it")
+        }
+    }
+
+    func run() async throws {
+        try await Failure.reporting {
+            let service = options.context().service
+            let record = try await service.validRecord(
+                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
+                signingInWith: CommandLineInteraction.atTerminal())
+            let proof = try service.proof(
+                for: record, token: try service.token(of: record, idToken: false), method: method, url: URL(string: url)!, nonce: nonce)
+            Output.token(Secret(proof))
+        }
+    }
+}
