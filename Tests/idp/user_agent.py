@@ -47,6 +47,9 @@ Device flow (RFC 8628): given DOT's verification URI (/o/device/, or
 verification_uri_complete with ?user_code=), the person logs in, enters the
 user code and presses Accept (Deny with `deny`); nothing is delivered.
 
+The person talks to loopback only: proxy variables in the environment are
+ignored (they are there for latchkey, which must not use them for loopback).
+
 Prints nothing on stdout. Exit status: 0 when the redirect was delivered (any
 HTTP answer from the listener counts) or saved; 1 on failure (one line on
 stderr, and in the log if set); 2 on bad usage.
@@ -226,6 +229,13 @@ def apply_tamper(url, t):
 # --------------------------------------------------------------------------- the person
 
 
+def loopback_session():
+    """A session that ignores proxy variables: everything the person talks to is on loopback."""
+    s = requests.Session()
+    s.trust_env = False
+    return s
+
+
 def origin(url):
     p = urlsplit(url)
     return (p.scheme, p.netloc.lower())
@@ -258,7 +268,7 @@ def drive(auth_url, user, password, deny, log):
     For a device-flow verification URI, enter the user code and accept (or
     deny); returns None then, as there is nothing to deliver."""
     idp = origin(auth_url)
-    s = requests.Session()
+    s = loopback_session()
     s.headers["User-Agent"] = "LatchkeyTestUserAgent/1.0"
     url = auth_url
     resp = s.get(url, allow_redirects=False, timeout=HTTP_TIMEOUT)
@@ -371,7 +381,7 @@ def discover_issuer(auth_url, log):
     base_path = p.path.rstrip("/").rsplit("/", 1)[0]  # /o/authorize/ -> /o
     base = urlunsplit((p.scheme, p.netloc, base_path, "", ""))
     try:
-        r = requests.get(base + "/.well-known/openid-configuration", timeout=HTTP_TIMEOUT)
+        r = loopback_session().get(base + "/.well-known/openid-configuration", timeout=HTTP_TIMEOUT)
         if r.ok:
             return r.json()["issuer"]
     except (requests.RequestException, ValueError, KeyError):
@@ -398,7 +408,7 @@ def deliver(url, log, retry_seconds):
     deadline = time.monotonic() + retry_seconds
     while True:
         try:
-            r = requests.get(url, allow_redirects=False, timeout=HTTP_TIMEOUT)
+            r = loopback_session().get(url, allow_redirects=False, timeout=HTTP_TIMEOUT)
             log(f"delivered {mask_url(url)} -> HTTP {r.status_code}")
             return r.status_code
         except requests.ConnectionError as e:
