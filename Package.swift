@@ -13,10 +13,7 @@ let strictSettings: [SwiftSetting] = [
 let cryptoAndLoopbackHTTP: [Target.Dependency] = [
     .product(name: "Crypto", package: "swift-crypto"),
     .product(name: "CryptoExtras", package: "swift-crypto"),
-    .product(name: "NIOCore", package: "swift-nio"),
-    .product(name: "NIOPosix", package: "swift-nio"),
-    .product(name: "NIOHTTP1", package: "swift-nio"),
-    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+    "LoopbackHTTP",
 ]
 
 let package = Package(
@@ -56,6 +53,18 @@ let package = Package(
         .target(name: "CLatchkeySecret"),
         // libcurl's easy interface, loaded with dlopen on the first request: the HTTP client.
         .target(name: "CLatchkeyCurl"),
+        // The one HTTP/1.1 server on loopback (SwiftNIO): the redirect listener, the emulator and
+        // the demo provider serve through it.
+        .target(
+            name: "LoopbackHTTP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // What `latchkey token` needs on its fast path, without Foundation: paths, token copies in the kernel keyring.
         .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
         // The vault file, its records and how a selector picks one: shared by the full command and
@@ -123,7 +132,7 @@ let package = Package(
         // A loopback emulator of the Firebase Auth / Identity Platform REST endpoints (second factor).
         .target(
             name: "IdentityToolkitEmulator",
-            dependencies: cryptoAndLoopbackHTTP,
+            dependencies: cryptoAndLoopbackHTTP + [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         // Thin executable serving the emulator on a loopback port.

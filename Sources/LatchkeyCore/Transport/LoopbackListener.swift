@@ -1,9 +1,7 @@
 import Foundation
 public import LatchkeyVault
-import NIOConcurrencyHelpers
-import NIOCore
-import NIOHTTP1
-import NIOPosix
+import LoopbackHTTP
+import Synchronization
 
 /// The loopback redirect listener (RFC 8252 §7.3): bound before the browser opens, on 127.0.0.1
 /// and [::1] at one ephemeral port, answering exactly one request and then closing.
@@ -13,146 +11,116 @@ import NIOPosix
 /// request at another path therefore ends the sign-in instead of being silently skipped, which is
 /// what makes a response for another provider impossible to slip in later.
 public final class LoopbackListener: Sendable {
-    public let port: Int
-    private let channels: [any Channel]
-    fileprivate let outcome: NIOLockedValueBox<Outcome>
+    private let server: LoopbackHTTPServer
+    private let slot: RedirectSlot
 
-    fileprivate struct Outcome {
+    private init(server: LoopbackHTTPServer, slot: RedirectSlot) {
+        self.server = server
+        self.slot = slot
+    }
+
+    /// Binds every address the redirect URI's host can reach (`127.0.0.1`, `[::1]`, or both for
+    /// `localhost`) on one port: the first of `ports` free on all of them, or a free ephemeral
+    /// one when `ports` is empty; never only some of them.
+    public static func bind(
+        host: OAuthClient.LoopbackHost = .ipv4, ports: [Int] = []
+    ) async throws(LoopbackListenerError) -> LoopbackListener {
+        let slot = RedirectSlot()
+        do {
+            // A redirect is a GET: a small cap on bodies is plenty.
+            let server = try await LoopbackHTTPServer.bind(addresses: host.listenAddresses, ports: ports, maximumBodyBytes: 16 << 10) {
+                slot.handle($0)
+            }
+            return LoopbackListener(server: server, slot: slot)
+        } catch {
+            throw .cannotBind(
+                ports.isEmpty ? error.reason : "none of loopback_port \(ports.map(String.init).joined(separator: ", ")) is free")
+        }
+    }
+
+    public var port: Int { server.port }
+
+    /// The addresses listened on, for the screen ("listening on 127.0.0.1:PORT and [::1]:PORT").
+    public var addresses: [String] { server.addresses }
+
+    /// Waits for the first request, up to `timeout`; `nil` when the time ran out.
+    public func firstRequest(timeout: Duration) async -> RedirectRequest? {
+        await slot.awaitRequest(timeout: timeout)
+    }
+
+    /// Stops listening; safe to call more than once.
+    public func close() async {
+        slot.finish(with: nil)
+        await server.close()
+    }
+}
+
+/// The one request a listener takes and its waiter.
+private final class RedirectSlot: Sendable {
+    private struct State {
         var request: RedirectRequest?
         var waiter: CheckedContinuation<RedirectRequest?, Never>?
         var finished = false
     }
 
-    /// Binds every address the redirect URI's host can reach (`127.0.0.1`, `[::1]`, or both for
-    /// `localhost`) on one port: the first of `ports` free on all of them, or a free ephemeral
-    /// one when `ports` is empty. Never a half-bound listener: a browser resolving `localhost`
-    /// to the family that failed would otherwise take the code to whoever holds that port.
-    public static func bind(
-        host: OAuthClient.LoopbackHost = .ipv4, ports: [Int] = []
-    ) async throws(LoopbackListenerError) -> LoopbackListener {
-        let outcome = NIOLockedValueBox(Outcome())
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 8)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(RedirectHandler(outcome: outcome))
-                }
-            }
-        let addresses = host.listenAddresses
-        // An ephemeral port free on one family can be taken on the other: try a few.
-        let candidates = ports.isEmpty ? Array(repeating: 0, count: 8) : ports
-        var failures: [String] = []
-        for candidate in candidates {
-            var channels: [any Channel] = []
-            do {
-                var port = candidate
-                for address in addresses {
-                    let channel = try await bootstrap.bind(host: address, port: port).get()
-                    channels.append(channel)
-                    port = channel.localAddress?.port ?? port
-                }
-                return LoopbackListener(channels: channels, outcome: outcome)
-            } catch {
-                for channel in channels { try? await channel.close().get() }
-                failures.append(candidate == 0 ? "an ephemeral port: \(error)" : "port \(candidate): \(error)")
-            }
-        }
-        throw .cannotBind(
-            ports.isEmpty ? failures.last ?? "no port" : "none of loopback_port \(ports.map(String.init).joined(separator: ", ")) is free")
+    private let state = Mutex(State())
+
+    /// Answers the one request, records it, and refuses everything after it.
+    func handle(_ request: LoopbackHTTPRequest) -> LoopbackHTTPResponse {
+        let taken = finish(with: RedirectRequest(target: request.target, host: request.header("Host")))
+        return taken
+            ? Self.page(
+                status: 200, title: "Return to the terminal",
+                body: "Latchkey received the browser's answer. You can close this tab and return to the terminal.")
+            : Self.page(status: 410, title: "Nothing to do", body: "Latchkey is not waiting for a sign-in here any more.")
     }
 
-    private init(channels: [any Channel], outcome: NIOLockedValueBox<Outcome>) {
-        self.channels = channels
-        self.port = channels.first?.localAddress?.port ?? 0
-        self.outcome = outcome
-    }
-
-    /// The addresses listened on, for the screen ("listening on 127.0.0.1:PORT and [::1]:PORT").
-    public var addresses: [String] {
-        channels.compactMap { channel in
-            guard let address = channel.localAddress, let ip = address.ipAddress else { return nil }
-            return ip.contains(":") ? "[\(ip)]:\(address.port ?? 0)" : "\(ip):\(address.port ?? 0)"
-        }
-    }
-
-    /// Waits for the first request, up to `timeout`; `nil` when the time ran out.
-    public func firstRequest(timeout: Duration) async -> RedirectRequest? {
-        let timer = Task { [outcome] in
+    func awaitRequest(timeout: Duration) async -> RedirectRequest? {
+        let timer = Task { [self] in
             try? await Task.sleep(for: timeout)
-            Self.finish(outcome, with: nil)
+            finish(with: nil)
         }
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                outcome.withLockedValue { state in
-                    if state.finished {
-                        continuation.resume(returning: state.request)
-                    } else {
-                        state.waiter = continuation
-                    }
+                let done: RedirectRequest?? = state.withLock { state in
+                    if state.finished { return .some(state.request) }
+                    state.waiter = continuation
+                    return .none
                 }
+                if let done { continuation.resume(returning: done) }
             }
-        } onCancel: { [outcome] in
-            Self.finish(outcome, with: nil)
+        } onCancel: {
+            finish(with: nil)
         }
     }
 
-    /// Stops listening; safe to call more than once.
-    public func close() async {
-        Self.finish(outcome, with: nil)
-        for channel in channels { try? await channel.close().get() }
-    }
-
-    fileprivate static func finish(_ outcome: NIOLockedValueBox<Outcome>, with request: RedirectRequest?) {
-        let waiter: CheckedContinuation<RedirectRequest?, Never>? = outcome.withLockedValue { state in
-            guard !state.finished else { return nil }
+    /// Ends the wait with `request` unless it already ended; true when this call ended it.
+    @discardableResult
+    func finish(with request: RedirectRequest?) -> Bool {
+        let (ended, waiter): (Bool, CheckedContinuation<RedirectRequest?, Never>?) = state.withLock { state in
+            guard !state.finished else { return (false, nil) }
             state.finished = true
             state.request = request
             defer { state.waiter = nil }
-            return state.waiter
+            return (true, state.waiter)
         }
         waiter?.resume(returning: request)
+        return ended
     }
 
-    /// Answers the one request, records it, and refuses everything after it.
-    private final class RedirectHandler: ChannelInboundHandler, @unchecked Sendable {
-        typealias InboundIn = HTTPServerRequestPart
-        typealias OutboundOut = HTTPServerResponsePart
-        fileprivate let outcome: NIOLockedValueBox<Outcome>
-
-        init(outcome: NIOLockedValueBox<Outcome>) { self.outcome = outcome }
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            guard case .head(let head) = unwrapInboundIn(data) else { return }
-            let alreadyFinished = outcome.withLockedValue { $0.finished }
-            let page: String
-            if alreadyFinished {
-                page = Self.page(title: "Nothing to do", body: "Latchkey is not waiting for a sign-in here any more.")
-            } else {
-                LoopbackListener.finish(outcome, with: RedirectRequest(target: head.uri, host: head.headers.first(name: "Host")))
-                page = Self.page(
-                    title: "Return to the terminal",
-                    body: "Latchkey received the browser's answer. You can close this tab and return to the terminal.")
-            }
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
-            headers.add(name: "Content-Length", value: String(page.utf8.count))
-            headers.add(name: "Cache-Control", value: "no-store")
-            headers.add(name: "Connection", value: "close")
-            headers.add(name: "Referrer-Policy", value: "no-referrer")
-            let status: HTTPResponseStatus = alreadyFinished ? .gone : .ok
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: page)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [context] _ in context.close(promise: nil) }
-        }
-
-        /// A fixed page: nothing from the request is echoed, so nothing can be injected into it.
-        static func page(title: String, body: String) -> String {
+    /// A fixed page: nothing from the request is echoed, so nothing can be injected into it.
+    static func page(status: Int, title: String, body: String) -> LoopbackHTTPResponse {
+        let page =
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>Latchkey</title></head>"
-                + "<body style=\"font-family:sans-serif;margin:3em\"><h1>\(title)</h1><p>\(body)</p></body></html>"
-        }
+            + "<body style=\"font-family:sans-serif;margin:3em\"><h1>\(title)</h1><p>\(body)</p></body></html>"
+        return LoopbackHTTPResponse(
+            status: status,
+            headers: [
+                ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"), ("Referrer-Policy", "no-referrer"),
+                ("Connection", "close"),
+            ],
+            body: Array(page.utf8))
     }
 }
 
