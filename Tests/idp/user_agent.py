@@ -20,6 +20,8 @@ Environment (all optional):
   LATCHKEY_TEST_UA_USER / LATCHKEY_TEST_UA_PASSWORD   credentials
   LATCHKEY_TEST_UA_TAMPER    comma-separated list of:
       path=/p         deliver at another path on the same host:port
+      then-right-path after that delivery (whatever its answer), deliver the
+                      same response at the redirect URI's own path
       iss=URL         replace (or add) the iss parameter
       drop-iss        remove iss
       state=VALUE     replace state          drop-state   remove state
@@ -47,6 +49,7 @@ Device flow (RFC 8628): given DOT's verification URI (/o/device/, or
 verification_uri_complete with ?user_code=), the person logs in, enters the
 user code and presses Accept (Deny with `deny`); nothing is delivered.
 
+Every delivery is logged with the listener's HTTP status ("-> HTTP 404").
 The person talks to loopback only: proxy variables in the environment are
 ignored (they are there for latchkey, which must not use them for loopback).
 
@@ -174,13 +177,13 @@ def hidden_fields(form):
 
 
 def parse_tamper(spec):
-    t = {"replay": False, "deny": False, "drop_iss": False, "drop_state": False}
+    t = {"replay": False, "deny": False, "drop_iss": False, "drop_state": False, "then_right_path": False}
     for item in (spec or "").split(","):
         item = item.strip()
         if not item:
             continue
         key, sep, value = item.partition("=")
-        if key in ("replay", "deny", "drop-iss", "drop-state") and not sep:
+        if key in ("replay", "deny", "drop-iss", "drop-state", "then-right-path") and not sep:
             t[key.replace("-", "_")] = True
         elif key in ("path", "iss", "state", "error", "save") and sep:
             t[key] = value
@@ -188,6 +191,8 @@ def parse_tamper(spec):
             raise ValueError(f"unknown LATCHKEY_TEST_UA_TAMPER item {item!r}")
     if "path" in t and not t["path"].startswith("/"):
         raise ValueError("path= must start with '/'")
+    if t["then_right_path"] and "path" not in t:
+        raise ValueError("then-right-path needs path=")
     return t
 
 
@@ -440,7 +445,7 @@ def run(auth_url, env=None):
     if final is None:  # device flow: the person is done once the IdP shows the status page
         log("done (device flow)")
         return None
-    final = apply_tamper(final, tamper)
+    redirect, final = final, apply_tamper(final, tamper)
 
     if "save" in tamper:
         with open(tamper["save"], "w", encoding="utf-8") as f:
@@ -449,6 +454,9 @@ def run(auth_url, env=None):
         return final
 
     deliver(final, log, retry_seconds=5)
+    if tamper["then_right_path"]:
+        final = apply_tamper(redirect, {k: v for k, v in tamper.items() if k != "path"})
+        deliver(final, log, retry_seconds=0)
     if tamper["replay"]:
         try:
             deliver(final, log, retry_seconds=0)

@@ -31,6 +31,9 @@ public struct SignInFlow: Sendable {
         case bindListener(OAuthProvider)
         /// Send the browser to the authorization URL and wait for the redirect. → `redirectReceived`
         case openBrowser(PendingAuthorization, listeningOn: [String])
+        /// Give the browser that delivered the redirect its page, now that the redirect is
+        /// judged, and close the listener. → `browserAnswered`
+        case answerBrowser(BrowserAnswer)
         /// Ask for the final redirect URL (paste mode). → `redirectPasted`
         case askForPastedRedirect(PendingAuthorization)
         /// RFC 8628 §3.1. → `deviceAuthorizationStarted`
@@ -74,6 +77,7 @@ public struct SignInFlow: Sendable {
         case metadataFetched(ServerMetadata)
         case listenerBound(port: Int, addresses: [String])
         case redirectReceived(RedirectRequest)
+        case browserAnswered
         case redirectPasted(String)
         case deviceAuthorizationStarted(DeviceAuthorization)
         case accountIdentified(AccountRecord)
@@ -97,6 +101,8 @@ public struct SignInFlow: Sendable {
         case fetchingMetadata(OAuthProvider)
         case binding(OAuthProvider, ServerMetadata)
         case awaitingRedirect(PendingAuthorization)
+        /// The redirect is judged; the browser is told before the verdict is acted on.
+        case answeringBrowser(Verdict)
         case startingDevice(OAuthProvider, ServerMetadata)
         case identifyingFirstFactor
         /// The ID token of the first factor's account goes to the firebase provider once the person was told.
@@ -211,9 +217,13 @@ public struct SignInFlow: Sendable {
             state = .awaitingRedirect(pending)
             return .openBrowser(pending, listeningOn: addresses)
         case (.awaitingRedirect(let pending), .redirectReceived(let request)):
-            return validate(pending) { request }
+            let verdict = Self.judge(pending) { request }
+            state = .answeringBrowser(verdict)
+            return .answerBrowser(verdict.answer)
+        case (.answeringBrowser(let verdict), .browserAnswered):
+            return proceed(verdict)
         case (.awaitingRedirect(let pending), .redirectPasted(let text)):
-            return validate(pending) { try RedirectRequest(pastedURL: text) }
+            return proceed(Self.judge(pending) { try RedirectRequest(pastedURL: text) })
         case (.startingDevice(let provider, let metadata), .deviceAuthorizationStarted(let authorization)):
             state = .identifyingFirstFactor
             return .pollDeviceAuthorization(authorization, provider, metadata)
@@ -298,13 +308,32 @@ public struct SignInFlow: Sendable {
         return .fetchMetadata(provider)
     }
 
-    /// Checks the redirect against the pending request (path, Host, state, iss), then exchanges.
-    private mutating func validate(_ pending: PendingAuthorization, _ request: () throws -> RedirectRequest) -> Action {
+    /// A redirect checked against the pending request (path, Host, state, iss, error/code).
+    enum Verdict: Sendable {
+        case accepted(AuthorizationCode, PendingAuthorization)
+        case refused(any Error)
+
+        var answer: BrowserAnswer {
+            if case .accepted = self { return .accepted }
+            return .refused
+        }
+    }
+
+    private static func judge(_ pending: PendingAuthorization, _ request: () throws -> RedirectRequest) -> Verdict {
         do {
-            let code = try pending.validate(try request())
+            return .accepted(try pending.validate(try request()), pending)
+        } catch {
+            return .refused(error)
+        }
+    }
+
+    /// An accepted code is exchanged; a refused response ends the sign-in with the reason.
+    private mutating func proceed(_ verdict: Verdict) -> Action {
+        switch verdict {
+        case .accepted(let code, let pending):
             state = .identifyingFirstFactor
             return .exchange(code, pending)
-        } catch {
+        case .refused(let error):
             return fail(error)
         }
     }

@@ -88,7 +88,7 @@ public struct Diagnosis: Sendable {
             secretService: { SecretServiceKey().availability(forVault: $0) },
             loopback: { host in
                 do throws(LoopbackListenerError) {
-                    let listener = try await LoopbackListener.bind(host: host)
+                    let listener = try await LoopbackListener.bind(path: "/", host: host)
                     await listener.close()
                     return nil
                 } catch {
