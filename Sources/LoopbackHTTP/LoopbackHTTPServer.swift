@@ -199,6 +199,7 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
         context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)
         let written = context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)))
         guard !keepAlive else { return written }
-        return written.flatMap { context.close() }.recover { _ in }
+        let channel = context.channel
+        return written.flatMap { channel.close() }.recover { _ in }
     }
 }

@@ -76,23 +76,23 @@ private final class CurlExchange: @unchecked Sendable {
     func cancel() { cancelled.store(true, ordering: .relaxed) }
 
     func perform() -> Result<HTTPResponse, TransportError> {
-        guard let handle = lk_curl_easy_init() else {
-            return .failure(.unreachable(host: host, reason: "libcurl could not start a request"))
-        }
-        defer { lk_curl_easy_cleanup(handle) }
+        // The handle keeps pointers to the header list and the error buffer until it is cleaned
+        // up, so both outlive it.
         var headerLines: OpaquePointer?
         defer { lk_curl_slist_free_all(headerLines) }
         for (name, value) in request.headers { headerLines = lk_curl_slist_append(headerLines, "\(name): \(value)") }
         // No `Expect: 100-continue` round trip before a POST body.
         headerLines = lk_curl_slist_append(headerLines, "Expect:")
-        var errorText = [CChar](repeating: 0, count: Int(LK_CURL_ERROR_SIZE))
-        let code = errorText.withUnsafeMutableBytes { errorBuffer in
-            let configured = configure(handle, headerLines: headerLines, errorBuffer: errorBuffer.baseAddress)
-            return configured == LK_CURLE_OK ? lk_curl_easy_perform(handle) : configured
+        let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(LK_CURL_ERROR_SIZE))
+        errorText.initialize(repeating: 0, count: Int(LK_CURL_ERROR_SIZE))
+        defer { errorText.deallocate() }
+        guard let handle = lk_curl_easy_init() else {
+            return .failure(.unreachable(host: host, reason: "libcurl could not start a request"))
         }
-        let detail = errorText.withUnsafeBufferPointer { text in
-            String(cString: text[0] != 0 ? text.baseAddress! : lk_curl_easy_strerror(code))
-        }
+        defer { lk_curl_easy_cleanup(handle) }
+        let configured = configure(handle, headerLines: headerLines, errorBuffer: errorText)
+        let code = configured == LK_CURLE_OK ? lk_curl_easy_perform(handle) : configured
+        let detail = String(cString: errorText[0] != 0 ? UnsafePointer(errorText) : lk_curl_easy_strerror(code))
         return outcome(code, handle: handle, detail: TerminalText.sanitized(detail, maxLength: 200))
     }
 
