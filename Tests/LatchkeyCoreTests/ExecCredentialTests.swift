@@ -146,6 +146,15 @@ struct KubeconfigEntryTests {
         #expect(entry.yaml.contains("command: \"/opt/bin/latchkey\""))
     }
 
+    @Test("--write changes --kubeconfig, else KUBECONFIG's one file, else ~/.kube/config; several files are refused")
+    func fileToWrite() throws {
+        #expect(try KubeconfigWriter.file(option: "/k/c", environment: ["KUBECONFIG": "/a:/b", "HOME": "/h"]) == "/k/c")
+        #expect(try KubeconfigWriter.file(option: nil, environment: ["KUBECONFIG": "/a", "HOME": "/h"]) == "/a")
+        #expect(try KubeconfigWriter.file(option: nil, environment: ["KUBECONFIG": "", "HOME": "/h"]) == "/h/.kube/config")
+        #expect(throws: KubeconfigError.severalFiles) { try KubeconfigWriter.file(option: nil, environment: ["KUBECONFIG": "/a:/b"]) }
+        #expect(throws: KubeconfigError.noHome) { try KubeconfigWriter.file(option: nil, environment: [:]) }
+    }
+
     @Test("names with quotes, colons or line breaks stay one YAML string each")
     func quoting() {
         let entry = KubeconfigEntry(

@@ -105,7 +105,7 @@ public struct KubeconfigWriter: Sendable {
 }
 
 /// Why `latchkey kubeconfig --write` changed nothing (or, after the backup, what kubectl said).
-public enum KubeconfigError: LatchkeyError {
+public enum KubeconfigError: LatchkeyError, Equatable {
     case severalFiles
     case noHome
     case noKubectl
