@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import LatchkeyVault
 
 /// The kubeconfig entries that make kubectl ask Latchkey for a cluster's token: a `users[]` entry
