@@ -16,10 +16,7 @@ let strictSettings: [SwiftSetting] = [
 let cryptoAndLoopbackHTTP: [Target.Dependency] = [
     .product(name: "Crypto", package: "swift-crypto"),
     .product(name: "CryptoExtras", package: "swift-crypto"),
-    .product(name: "NIOCore", package: "swift-nio"),
-    .product(name: "NIOPosix", package: "swift-nio"),
-    .product(name: "NIOHTTP1", package: "swift-nio"),
-    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+    "LoopbackHTTP",
 ]
 
 let package = Package(
@@ -37,7 +34,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
@@ -47,9 +43,9 @@ let package = Package(
             dependencies: [
                 "CLatchkeySys",
                 "CLatchkeySecret",
+                "CLatchkeyCurl",
                 "LatchkeyEssentials",
                 "LatchkeyVault",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ] + cryptoAndLoopbackHTTP,
             swiftSettings: strictSettings
@@ -58,6 +54,20 @@ let package = Package(
         .target(name: "CLatchkeySys"),
         // The desktop Secret Service through libsecret, loaded with dlopen only when chosen.
         .target(name: "CLatchkeySecret"),
+        // libcurl's easy interface, loaded with dlopen on the first request: the HTTP client.
+        .target(name: "CLatchkeyCurl"),
+        // The one HTTP/1.1 server on loopback (SwiftNIO): the redirect listener, the emulator and
+        // the demo provider serve through it.
+        .target(
+            name: "LoopbackHTTP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // What `latchkey token` needs on its fast path, without Foundation: paths, token copies in the kernel keyring.
         .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
         // The vault file, its records and how a selector picks one: shared by the full command and
@@ -88,7 +98,7 @@ let package = Package(
         // Foundation are linked in (`-static-stdlib`, compiled against the static modules so
         // Foundation's own libraries come along): loading and binding them dynamically cost every
         // command 4 ms. lld packs the relative relocations (RELR, glibc 2.36), so the loader no
-        // longer pages in 3 MB of them. libc, ncurses and (dlopen'd) libsecret stay shared.
+        // longer pages in 3 MB of them. libc, ncurses and (dlopen'd) libsecret and libcurl stay shared.
         .executableTarget(
             name: "latchkey-cli",
             dependencies: [
@@ -125,7 +135,7 @@ let package = Package(
         // A loopback emulator of the Firebase Auth / Identity Platform REST endpoints (second factor).
         .target(
             name: "IdentityToolkitEmulator",
-            dependencies: cryptoAndLoopbackHTTP,
+            dependencies: cryptoAndLoopbackHTTP + [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         // Thin executable serving the emulator on a loopback port.

@@ -115,7 +115,8 @@ final class EffectRunner {
                         .accountsLoaded(
                             EffectRunner.summaries(try await service.keystore.records(), environment: environment),
                             backend: service.keystore.backendName))
-                    inbox.post(.notice("In \(directory), \(record.provider) now means \(record.label) (set in \(configFile))."))
+                    inbox.post(
+                        .notice("\(record.provider) now means \(record.label) in \(directory) (saved in \(configFile))."))
                 } catch {
                     inbox.post(.failed("Could not map the directory: \(Self.describe(error))"))
                 }

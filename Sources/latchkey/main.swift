@@ -17,10 +17,11 @@ import LatchkeyVault
 // Before any secret is read: no core dump, no ptrace attach. The core limit carries over the exec
 // below; exec resets the other, so latchkey-cli hardens itself again.
 _ = lk_harden_process()
+// Run as docker-credential-latchkey (a link), it is `latchkey docker-credential`.
+let arguments = LauncherName.commandLine(CommandLine.arguments)
 // The answers below follow config.toml's directory mappings; when those cannot be known here,
 // only the full command answers.
-if let asked = LauncherRequest(CommandLine.arguments), let directory = LauncherDirectory.current({ getenv($0).map { String(cString: $0) } })
-{
+if let asked = LauncherRequest(arguments), let directory = LauncherDirectory.current({ getenv($0).map { String(cString: $0) } }) {
     let request = directory.applying(to: asked)
     if case .token(let selector, let minimumLifetime) = request,
         let status = TokenFastPath.run(selector: selector.description, minimumLifetime: minimumLifetime)
@@ -29,6 +30,6 @@ if let asked = LauncherRequest(CommandLine.arguments), let directory = LauncherD
     }
     if let status = UnlockedVaultAnswer.run(request, in: directory) { exit(status) }
 }
-var failure = Array(CommandLineLauncher.exec(CommandLine.arguments).utf8)
+var failure = Array(CommandLineLauncher.exec(arguments).utf8)
 _ = write(STDERR_FILENO, &failure, failure.count)
 exit(1)

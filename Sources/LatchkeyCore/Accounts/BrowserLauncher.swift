@@ -46,14 +46,7 @@ public struct BrowserLauncher: Sendable {
         throw .noBrowser(failures.joined(separator: "; "))
     }
 
-    private func resolve(_ name: String) -> String? {
-        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
-        for directory in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
+    private func resolve(_ name: String) -> String? { ExecutableSearch.find(name, environment: environment) }
 }
 
 public enum BrowserLaunchError: Error, CustomStringConvertible {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What the command line, the screen, git and `doctor` ask about a provider, answered here once
 /// for every kind, so that only code whose behaviour differs by kind (the sign-in flow, the
@@ -60,6 +60,22 @@ extension Provider {
         switch kind {
         case .oidc(let client), .oauth2(let client): return client.gitUsername
         case .firebase: return OAuthClient.defaultGitUsername
+        }
+    }
+
+    /// `registry_hosts`: the container registries `docker-credential-latchkey` answers for.
+    public var registryHosts: [GitHost] {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.registryHosts
+        case .firebase: return []
+        }
+    }
+
+    /// `registry_username`: the user name a registry gets with the token.
+    public var registryUsername: String {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.registryUsername
+        case .firebase: return OAuthClient.defaultRegistryUsername
         }
     }
 
