@@ -7,9 +7,14 @@ provider written independently of the django-oauth-toolkit one, with its quirks:
 * revocation wants the access token as a Bearer credential;
 * refresh tokens are one-time and refreshes carry no ID token.
 
-The instance is configured through glewlwyd's admin API by Tests/glewlwyd/run_glewlwyd.py.
+Then the newer pieces, each discovered from its metadata: pushed authorization requests
+(RFC 9126) and DPoP (RFC 9449), with their negative cases. Two more instances: `current` allows
+PAR and DPoP (no nonces), `strict` requires PAR and a DPoP nonce in every proof.
+
+The instances are configured through glewlwyd's admin API by Tests/glewlwyd/run_glewlwyd.py.
 """
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -19,7 +24,7 @@ import time
 import pytest
 import requests
 
-from conftest import EX_OK, EX_REJECTED, REPO, ServerProcess, assert_clean_stderr
+from conftest import EX_OK, EX_PROVIDER_FILE, EX_REJECTED, REPO, ServerProcess, assert_clean_stderr, jwt_parts, message
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
 
@@ -38,11 +43,12 @@ def free_ports(count: int) -> list[int]:
 class Glewlwyd(ServerProcess):
     """One run_glewlwyd.py process; its READY line carries JSON."""
 
-    def __init__(self, data_dir, ports: list[int]):
+    def __init__(self, data_dir, ports: list[int], features: tuple[str, ...] = ()):
         self.ports = ports
         uris = [arg for port in ports for arg in ("--redirect-uri", f"http://127.0.0.1:{port}/oauth2redirect/g")]
+        switches = [arg for feature in features for arg in ("--feature", feature)]
         super().__init__("glewlwyd", [sys.executable, str(REPO / "Tests" / "glewlwyd" / "run_glewlwyd.py"),
-                                      "--data-dir", str(data_dir), *uris], data_dir)
+                                      "--data-dir", str(data_dir), *uris, *switches], data_dir)
 
     def wait_ready(self, timeout: float = 90):
         deadline = time.monotonic() + timeout
@@ -60,8 +66,14 @@ class Glewlwyd(ServerProcess):
     def issuer(self) -> str:
         return self.info["issuer"]
 
-    def userinfo(self, access_token: str) -> requests.Response:
-        return requests.get(f"{self.issuer}/userinfo", headers={"Authorization": f"Bearer {access_token}"}, timeout=15)
+    def userinfo(self, access_token: str, proof: str | None = None) -> requests.Response:
+        """GET userinfo with a bearer token, or with a DPoP-bound one and its proof."""
+        headers = {"Authorization": f"DPoP {access_token}", "DPoP": proof} if proof else {"Authorization": f"Bearer {access_token}"}
+        return requests.get(f"{self.issuer}/userinfo", headers=headers, timeout=15)
+
+    @property
+    def discovery(self) -> dict:
+        return requests.get(f"{self.issuer}/.well-known/openid-configuration", timeout=15).json()
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +83,23 @@ def glewlwyd(tmp_path_factory):
     server.stop()
 
 
-def add_glewlwyd(lk, server, ports=None):
+@pytest.fixture(scope="module")
+def glewlwyd_current(tmp_path_factory):
+    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-current"), free_ports(2), features=("par", "dpop")).wait_ready()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def glewlwyd_strict(tmp_path_factory):
+    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-strict"), free_ports(2), features=("par-required", "dpop-nonce")).wait_ready()
+    yield server
+    server.stop()
+
+
+def add_glewlwyd(lk, server, ports=None, **fields):
     lk.add_provider("g", None, display_name="Glewlwyd", issuer=server.issuer, client_id=server.info["client_id"],
-                    loopback_port=ports or server.ports)
+                    loopback_port=ports or server.ports, **fields)
 
 
 def test_sign_in_refresh_and_revocation_at_glewlwyd(lk, glewlwyd):
@@ -131,3 +157,126 @@ def test_an_unregistered_port_is_refused_by_glewlwyd_and_nothing_is_stored(lk, g
     result = lk.login("g", timeout=8)
     assert result.code != EX_OK, result
     assert not lk.vault.exists() or lk.status() == []
+
+
+def authorization_urls(result) -> list[str]:
+    """The authorization URLs latchkey printed for the person."""
+    return re.findall(r"https?://\S+/auth\?\S+", result.stderr)
+
+
+# --------------------------------------------------------------------------- PAR
+
+
+def test_a_sign_in_is_pushed_and_the_browser_carries_only_the_request_uri(lk, glewlwyd_current):
+    assert glewlwyd_current.discovery["pushed_authorization_request_endpoint"].endswith("/par")
+    add_glewlwyd(lk, glewlwyd_current)
+    result = lk.login("g")
+    assert result.code == EX_OK, result
+    (url,) = authorization_urls(result)
+    assert "request_uri=urn" in url and "code_challenge" not in url and "state=" not in url, url
+    # RFC 9126 §7.3: a request_uri is used once; glewlwyd refuses it the second time.
+    again = requests.get(url, allow_redirects=False, timeout=15)
+    assert again.status_code == 403, again.status_code
+    # A second sign-in pushes a request of its own.
+    second = lk.login("g")
+    assert second.code == EX_OK, second
+    assert authorization_urls(second)[0] != url
+
+
+def test_par_never_keeps_the_request_in_the_browsers_url_at_a_server_offering_par(lk, glewlwyd_current):
+    add_glewlwyd(lk, glewlwyd_current, par="never")
+    result = lk.login("g")
+    assert result.code == EX_OK, result
+    (url,) = authorization_urls(result)
+    assert "request_uri" not in url and "code_challenge=" in url and "state=" in url, url
+
+
+def test_a_server_requiring_par_gets_it_and_par_never_there_fails_before_the_browser(lk, glewlwyd_strict):
+    assert glewlwyd_strict.discovery["require_pushed_authorization_requests"] is True
+    add_glewlwyd(lk, glewlwyd_strict, par="never")
+    refused = lk.login("g")
+    assert refused.code == EX_PROVIDER_FILE, refused
+    assert "require_pushed_authorization_requests" in refused.stderr and 'par = "never"' in refused.stderr, refused
+    assert lk.ua_log_text() == "", "the browser was started"
+    add_glewlwyd(lk, glewlwyd_strict)
+    result = lk.login("g")
+    assert result.code == EX_OK, result
+
+
+def test_a_push_glewlwyd_refuses_is_reported_and_nothing_is_stored(lk, glewlwyd_current):
+    (unregistered,) = free_ports(1)
+    add_glewlwyd(lk, glewlwyd_current, ports=[unregistered])
+    result = lk.login("g")
+    assert result.code == EX_REJECTED, result
+    assert "pushed authorization request endpoint" in message(result) and "HTTP 403" in result.stderr, result
+    assert lk.ua_log_text() == "", "the browser was started for a request the server refused"
+    assert not lk.vault.exists() or lk.status() == []
+
+
+# --------------------------------------------------------------------------- DPoP
+
+
+def test_a_dpop_bound_token_works_with_latchkeys_proof_and_not_without(lk, glewlwyd_current):
+    add_glewlwyd(lk, glewlwyd_current)
+    assert lk.login("g").code == EX_OK
+    (account,) = lk.status()
+    assert account["dpop"] is True, account
+    token = lk.token("g")
+    _, claims = jwt_parts(token)
+    assert "jkt" in claims.get("cnf", {}), claims
+    userinfo = f"{glewlwyd_current.issuer}/userinfo"
+    proof = lk.ok("proof", "g", "--method", "GET", "--url", userinfo).stdout.strip()
+    answer = glewlwyd_current.userinfo(token, proof=proof)
+    assert answer.status_code == 200 and answer.json()["email"] == "alice@example.test", answer.text
+    # Stolen without the key, the token is worthless; a proof replayed is refused (its jti is spent).
+    assert glewlwyd_current.userinfo(token).status_code == 401
+    assert glewlwyd_current.userinfo(token, proof=proof).status_code == 401
+    # A refresh proves the key too, and the new token is bound as well.
+    lk.ok("refresh", "g")
+    fresh = lk.token("g")
+    assert fresh != token
+    fresh_proof = lk.ok("proof", "g", "--method", "GET", "--url", userinfo).stdout.strip()
+    assert glewlwyd_current.userinfo(fresh, proof=fresh_proof).status_code == 200
+    out = lk.ok("status")
+    assert "DPoP-bound" in out.stdout, out
+
+
+def test_exec_gives_the_command_the_token_type_and_the_account_for_its_proofs(lk, glewlwyd_current):
+    add_glewlwyd(lk, glewlwyd_current)
+    assert lk.login("g").code == EX_OK
+    userinfo = f"{glewlwyd_current.issuer}/userinfo"
+    script = (
+        'proof=$("$LATCHKEY_BIN" proof "$LATCHKEY_ACCOUNT" --method GET --url "$URL") && '
+        'curl -sf -H "Authorization: $LATCHKEY_TOKEN_TYPE $LATCHKEY_ACCESS_TOKEN" -H "DPoP: $proof" "$URL"'
+    )
+    result = lk.run("exec", "g", "--", "sh", "-c", script, env={"URL": userinfo, "LATCHKEY_BIN": str(lk.binary)})
+    assert result.code == EX_OK, result
+    assert json.loads(result.stdout)["email"] == "alice@example.test", result
+
+
+def test_glewlwyds_dpop_nonce_is_asked_for_and_latchkey_retries_once(lk, glewlwyd_strict):
+    add_glewlwyd(lk, glewlwyd_strict)
+    result = lk.login("g")
+    assert result.code == EX_OK, result
+    (account,) = lk.status()
+    assert account["dpop"] is True
+    lk.ok("refresh", "g")
+    token = lk.token("g")
+    # The strict instance does want nonces (so the sign-in and the refresh went through only
+    # because latchkey retried with one): a proof without one is answered with use_dpop_nonce ...
+    userinfo = f"{glewlwyd_strict.issuer}/userinfo"
+    bare = glewlwyd_strict.userinfo(token, proof=lk.ok("proof", "g", "--method", "GET", "--url", userinfo).stdout.strip())
+    assert bare.status_code == 401 and "use_dpop_nonce" in bare.headers.get("WWW-Authenticate", ""), bare.headers
+    # ... and `proof --nonce` carries the one the resource server sent.
+    nonce = bare.headers["DPoP-Nonce"]
+    proof = lk.ok("proof", "g", "--method", "GET", "--url", userinfo, "--nonce", nonce).stdout.strip()
+    assert glewlwyd_strict.userinfo(token, proof=proof).status_code == 200
+
+
+def test_proof_for_a_bearer_account_says_so(lk, glewlwyd_current):
+    add_glewlwyd(lk, glewlwyd_current, dpop="never")
+    assert lk.login("g").code == EX_OK
+    assert lk.status()[0]["dpop"] is False
+    result = lk.run("proof", "g", "--method", "GET", "--url", f"{glewlwyd_current.issuer}/userinfo")
+    assert result.code != EX_OK and "bearer tokens" in result.stderr, result
+    assert result.stdout == ""

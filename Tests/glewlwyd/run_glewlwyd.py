@@ -71,6 +71,14 @@ USERS = [
     ("bob", "Bob", "bob@example.test"),
 ]
 SCOPES = ["openid", "email", "profile"]
+# What --feature switches on in the plugin (all off by default, so the plain instance is what
+# the older tests were written against):
+FEATURES = {
+    "par": "pushed authorization requests (RFC 9126), allowed",
+    "par-required": "pushed authorization requests, required for every authorization request",
+    "dpop": "DPoP (RFC 9449): proofs checked, tokens bound when a proof comes with the request",
+    "dpop-nonce": "DPoP with a server nonce required in every proof (use_dpop_nonce first)",
+}
 # The schema's built-in administrator (init.sqlite3.sql): admin / password.
 ADMIN_USER, ADMIN_DEFAULT_PASSWORD = "admin", "password"
 
@@ -86,6 +94,8 @@ def parse_args(argv):
     p.add_argument("--access-token-seconds", type=int, default=3600)
     p.add_argument("--refresh-token-one-use", choices=["always", "never"], default="always",
                    help="always: every refresh returns a new refresh token and the old one stops working")
+    p.add_argument("--feature", action="append", default=[], choices=sorted(FEATURES),
+                   help="switch on a newer standard in the plugin (repeatable; see FEATURES)")
     args = p.parse_args(argv)
     uris = []
     for item in args.redirect_uri:
@@ -257,10 +267,23 @@ def plugin_parameters(args, issuer, key_pem, pub_pem):
         "oauth-ciba-allowed": False,
         "oauth-fapi-check-all": False,
         "device-authorization-expiration": 600,
+        **feature_parameters(args.feature),
         "device-authorization-interval": 5,
         "prompt-continue-client-property": "",
         "restrict-scope-client-property": "",
     }
+
+
+def feature_parameters(features):
+    """The plugin switches of each --feature (names from protocol_oidc.c's check_parameters)."""
+    params = {}
+    if "par" in features or "par-required" in features:
+        params.update({"oauth-par-allowed": True, "oauth-par-required": "par-required" in features,
+                       "oauth-par-duration": 90, "oauth-par-request_uri-prefix": "urn:ietf:params:oauth:request_uri:"})
+    if "dpop" in features or "dpop-nonce" in features:
+        params.update({"oauth-dpop-allowed": True, "oauth-dpop-iat-duration": 60, "oauth-dpop-nonce-counter": 5,
+                       "oauth-dpop-nonce-mandatory": "dpop-nonce" in features})
+    return params
 
 
 def configure(api, args, issuer, key_pem, pub_pem, password):
@@ -365,6 +388,7 @@ def main(argv=None):
             "users": [{"username": u, "name": n, "email": e} for u, n, e in USERS],
             "redirect_uris": args.redirect_uris,
             "data_dir": data_dir,
+            "features": sorted(set(args.feature)),
         }
         print("READY " + json.dumps(ready), flush=True)
 
