@@ -31,6 +31,9 @@ public struct AccountRecord: Codable, Sendable, Equatable {
     public var isDefault: Bool?
     /// The private DPoP key the tokens are bound to (RFC 9449), base64url; `nil` for bearer tokens.
     public var dpopKey: Secret?
+    /// Tokens for one resource or fewer scopes (`latchkey token --resource/--scope`), one per
+    /// (resource, scopes); `nil` when none was asked for.
+    public var narrowedTokens: [NarrowedToken]?
 
     public init(
         provider: String, issuer: String, subject: String, displayName: String?, accessToken: Secret, tokenType: String,

@@ -52,6 +52,7 @@ struct VaultRecordReader {
         var scopes: [String]?
         var isDefault: Bool?
         var dpopKey: Secret?
+        var narrowedTokens: [NarrowedToken]?
         try expect(UInt8(ascii: "{"))
         var members = Sequence()
         while let key = try nextMember(&members) {
@@ -72,6 +73,7 @@ struct VaultRecordReader {
             case "lastError": lastError = try optionalString()
             case "isDefault": isDefault = null() ? nil : try boolean()
             case "dpopKey": dpopKey = try optionalString().map(Secret.init)
+            case "narrowedTokens": narrowedTokens = null() ? nil : try narrowed()
             default: try skipValue()
             }
         }
@@ -84,7 +86,41 @@ struct VaultRecordReader {
             secondFactor: secondFactor, createdAt: createdAt, updatedAt: updatedAt, lastError: lastError)
         record.isDefault = isDefault
         record.dpopKey = dpopKey
+        record.narrowedTokens = narrowedTokens
         return record
+    }
+
+    private mutating func narrowed() throws(Malformed) -> [NarrowedToken] {
+        var tokens: [NarrowedToken] = []
+        try expect(UInt8(ascii: "["))
+        var elements = Sequence()
+        while try nextElement(&elements) {
+            var resource, tokenType: String?
+            var scopes: [String]?
+            var accessToken: Secret?
+            var expiresAt, issuedAt: Date?
+            try expect(UInt8(ascii: "{"))
+            var members = Sequence()
+            while let key = try nextMember(&members) {
+                switch key {
+                case "resource": resource = try optionalString()
+                case "scopes": scopes = try strings()
+                case "accessToken": accessToken = Secret(try string())
+                case "tokenType": tokenType = try string()
+                case "expiresAt": expiresAt = null() ? nil : try date()
+                case "issuedAt": issuedAt = try date()
+                default: try skipValue()
+                }
+            }
+            guard let scopes, let accessToken, let tokenType, let issuedAt else {
+                throw Malformed(reason: "a narrowed token without one of its required keys")
+            }
+            tokens.append(
+                NarrowedToken(
+                    resource: resource, scopes: scopes, accessToken: accessToken, tokenType: tokenType, expiresAt: expiresAt,
+                    issuedAt: issuedAt))
+        }
+        return tokens
     }
 
     /// Dates as `JSONEncoder.DateEncodingStrategy.secondsSince1970` writes them.

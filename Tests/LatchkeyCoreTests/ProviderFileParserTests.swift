@@ -350,6 +350,18 @@ struct ProviderFileParserTests {
         #expect(errors(base + "\ndpop = true").map(\.field) == ["dpop"])
     }
 
+    @Test("resources are absolute URIs without a fragment, each bad one an error on its line")
+    func resources() throws {
+        let base = """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            """
+        #expect(try provider(base + "\nresources = [\"https://api.example/\"]").choices.resources == ["https://api.example/"])
+        let found = errors(base + "\nresources = [\"https://api.example/#top\", \"api\"]")
+        #expect(found.map(\.field) == ["resources", "resources"] && found.allSatisfy { $0.line == 4 })
+    }
+
     @Test("a loopback_host that is not a loopback address is rejected")
     func nonLoopbackHost() {
         let found = errors(

@@ -20,6 +20,15 @@ import Testing
             createdAt: Date(timeIntervalSince1970: date - 3600.5), updatedAt: Date(timeIntervalSince1970: date - 0.25),
             lastError: "error: \(text)")
         record.isDefault = isDefault
+        record.dpopKey = Secret("k\(text)")
+        record.narrowedTokens = [
+            NarrowedToken(
+                resource: "https://api.example/\(text)", scopes: [text], accessToken: Secret("n\(text)"), tokenType: "DPoP",
+                expiresAt: Date(timeIntervalSince1970: date), issuedAt: Date(timeIntervalSince1970: date - 1)),
+            NarrowedToken(
+                resource: nil, scopes: [], accessToken: Secret(text), tokenType: "Bearer", expiresAt: nil,
+                issuedAt: Date(timeIntervalSince1970: date)),
+        ]
         return record
     }
 

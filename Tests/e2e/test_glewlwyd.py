@@ -8,8 +8,9 @@ provider written independently of the django-oauth-toolkit one, with its quirks:
 * refresh tokens are one-time and refreshes carry no ID token.
 
 Then the newer pieces, each discovered from its metadata: pushed authorization requests
-(RFC 9126) and DPoP (RFC 9449), with their negative cases. Two more instances: `current` allows
-PAR and DPoP (no nonces), `strict` requires PAR and a DPoP nonce in every proof.
+(RFC 9126), DPoP (RFC 9449) and tokens for one resource (RFC 8707), with their negative cases.
+Two more instances: `current` allows PAR, DPoP (no nonces) and resources, `strict` requires PAR
+and a DPoP nonce in every proof.
 
 The instances are configured through glewlwyd's admin API by Tests/glewlwyd/run_glewlwyd.py.
 """
@@ -24,7 +25,7 @@ import time
 import pytest
 import requests
 
-from conftest import EX_OK, EX_PROVIDER_FILE, EX_REJECTED, REPO, ServerProcess, assert_clean_stderr, jwt_parts, message
+from conftest import EX_OK, EX_PROVIDER_FILE, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr, jwt_parts, message
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
 
@@ -85,7 +86,7 @@ def glewlwyd(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def glewlwyd_current(tmp_path_factory):
-    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-current"), free_ports(2), features=("par", "dpop")).wait_ready()
+    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-current"), free_ports(2), features=("par", "dpop", "resource")).wait_ready()
     yield server
     server.stop()
 
@@ -280,3 +281,36 @@ def test_proof_for_a_bearer_account_says_so(lk, glewlwyd_current):
     result = lk.run("proof", "g", "--method", "GET", "--url", f"{glewlwyd_current.issuer}/userinfo")
     assert result.code != EX_OK and "bearer tokens" in result.stderr, result
     assert result.stdout == ""
+
+
+# --------------------------------------------------------------------------- resources
+
+
+def test_a_token_for_one_resource_is_got_with_the_refresh_token_and_kept(lk, glewlwyd_current):
+    api_mail = glewlwyd_current.info["resources"]["email"][0]
+    add_glewlwyd(lk, glewlwyd_current, resources=[api_mail])
+    assert lk.login("g").code == EX_OK
+    own = lk.token("g")
+    narrowed = lk.token("g", "--resource", api_mail)
+    assert narrowed != own
+    _, claims = jwt_parts(narrowed)
+    assert claims["aud"] == api_mail and "jkt" in claims.get("cnf", {}), claims
+    # Kept: the next call is answered from the vault, and the account's own token is unchanged.
+    assert lk.token("g", "--resource", api_mail) == narrowed
+    assert lk.token("g") == own
+    # glewlwyd's refresh tokens are one-time: the rotated one was kept, or this refresh fails.
+    lk.ok("refresh", "g")
+    assert lk.token("g") != own
+
+
+def test_a_resource_the_sign_in_did_not_name_is_refused_and_the_account_still_works(lk, glewlwyd_current):
+    api_mail, api_profile = glewlwyd_current.info["resources"]["email"][0], glewlwyd_current.info["resources"]["profile"][0]
+    add_glewlwyd(lk, glewlwyd_current, resources=[api_mail])
+    assert lk.login("g").code == EX_OK
+    refused = lk.run("token", "g", "--resource", api_profile)
+    assert refused.code == EX_REJECTED and "invalid_target" in refused.stderr, refused
+    assert refused.stdout == ""
+    wider = lk.run("token", "g", "--scope", "openid admin")
+    assert wider.code == EX_USAGE and "not granted admin" in wider.stderr, wider
+    lk.ok("refresh", "g")
+    assert lk.token("g", "--resource", api_mail)

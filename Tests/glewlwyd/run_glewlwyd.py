@@ -78,7 +78,13 @@ FEATURES = {
     "par-required": "pushed authorization requests, required for every authorization request",
     "dpop": "DPoP (RFC 9449): proofs checked, tokens bound when a proof comes with the request",
     "dpop-nonce": "DPoP with a server nonce required in every proof (use_dpop_nonce first)",
+    "resource": "resource indicators (RFC 8707): RESOURCES below, allowed per scope",
 }
+# RFC 8707 resources the `resource` feature allows, per scope: a token for API_MAIL needs the
+# `email` scope, one for API_PROFILE the `profile` scope.
+API_MAIL = "https://mail.api.example.test/"
+API_PROFILE = "https://profile.api.example.test/"
+RESOURCES = {"email": [API_MAIL], "profile": [API_PROFILE]}
 # The schema's built-in administrator (init.sqlite3.sql): admin / password.
 ADMIN_USER, ADMIN_DEFAULT_PASSWORD = "admin", "password"
 
@@ -283,6 +289,9 @@ def feature_parameters(features):
     if "dpop" in features or "dpop-nonce" in features:
         params.update({"oauth-dpop-allowed": True, "oauth-dpop-iat-duration": 60, "oauth-dpop-nonce-counter": 5,
                        "oauth-dpop-nonce-mandatory": "dpop-nonce" in features})
+    if "resource" in features:
+        params.update({"resource-allowed": True, "resource-scope": RESOURCES, "resource-client-property": "resource",
+                       "resource-scope-and-client-property": False})
     return params
 
 
@@ -390,6 +399,8 @@ def main(argv=None):
             "data_dir": data_dir,
             "features": sorted(set(args.feature)),
         }
+        if "resource" in args.feature:
+            ready["resources"] = RESOURCES
         print("READY " + json.dumps(ready), flush=True)
 
         while not stop.wait(0.5):

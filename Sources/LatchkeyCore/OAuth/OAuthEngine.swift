@@ -211,13 +211,33 @@ public struct OAuthEngine: Sendable {
         return .revoked(hint)
     }
 
-    /// The refresh grant's answer for `record` (RFC 6749 §6); a DPoP-bound account proves its
-    /// key, and one that lost it is refused before anything is sent.
-    func refreshGrant(_ record: AccountRecord, provider: OAuthProvider, metadata: ServerMetadata) async throws -> TokenResponse {
+    /// A token for `narrowing` from `record`'s refresh token: `resource` (RFC 8707 §2.2) and a
+    /// narrower `scope` (RFC 6749 §6) on a refresh request. The account's own access token stays
+    /// as it is; a rotated refresh token comes back, to replace the account's.
+    public func narrowedToken(
+        _ record: AccountRecord, _ narrowing: TokenNarrowing, provider: OAuthProvider, metadata: ServerMetadata
+    ) async throws -> (NarrowedToken, rotatedRefreshToken: Secret?) {
+        var extra: [(String, String)] = []
+        if let resource = narrowing.resource { extra.append(("resource", resource)) }
+        if !narrowing.scopes.isEmpty { extra.append(("scope", narrowing.scopes.joined(separator: " "))) }
+        let tokens = try await refreshGrant(record, provider: provider, metadata: metadata, extra: extra)
+        let time = now()
+        let token = NarrowedToken(
+            resource: narrowing.resource, scopes: narrowing.scopes, accessToken: tokens.accessToken, tokenType: tokens.tokenType,
+            expiresAt: tokens.expiresIn.map { time.addingTimeInterval(TimeInterval($0)) }, issuedAt: time)
+        return (token, tokens.refreshToken)
+    }
+
+    /// The refresh grant's answer for `record` (RFC 6749 §6), with `extra` parameters; a
+    /// DPoP-bound account proves its key, and one that lost it is refused before anything is sent.
+    func refreshGrant(
+        _ record: AccountRecord, provider: OAuthProvider, metadata: ServerMetadata, extra: [(String, String)] = []
+    ) async throws -> TokenResponse {
         guard let refreshToken = record.refreshToken else {
             throw RefreshError.noRefreshToken(account: record.label, provider: record.provider)
         }
-        let form = [("grant_type", "refresh_token"), ("refresh_token", refreshToken.exposedValue)] + clientAuthentication(provider)
+        let form =
+            [("grant_type", "refresh_token"), ("refresh_token", refreshToken.exposedValue)] + extra + clientAuthentication(provider)
         return try await tokenRequest(metadata.tokenEndpoint, form, proofKey: try proofKey(of: record))
     }
 

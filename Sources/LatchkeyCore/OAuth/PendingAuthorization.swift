@@ -48,6 +48,7 @@ public struct PendingAuthorization: Sendable {
         if let nonce { items.append(("nonce", nonce.exposedValue)) }
         if let loginHint { items.append(("login_hint", loginHint)) }
         if let dpopKey { items.append(("dpop_jkt", dpopKey.thumbprint)) }
+        items += provider.choices.resources.map { ("resource", $0) }
         for key in provider.extraAuthorizationParameters.keys.sorted() where !(key == "login_hint" && loginHint != nil) {
             items.append((key, provider.extraAuthorizationParameters[key] ?? ""))
         }

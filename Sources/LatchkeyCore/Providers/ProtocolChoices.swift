@@ -1,8 +1,9 @@
+public import Foundation
 public import LatchkeyVault
 
 /// The newer OAuth pieces a provider file can ask for or turn off, each used where the server's
 /// metadata advertises it unless the file says otherwise: pushed authorization requests
-/// (RFC 9126) and DPoP (RFC 9449). Kept apart from the rest of `OAuthClient` so the keys stay in
+/// (RFC 9126), DPoP (RFC 9449) and resource indicators (RFC 8707). Kept apart from the rest of `OAuthClient` so the keys stay in
 /// one block.
 public struct ProtocolChoices: Sendable, Equatable {
     /// `par` and `dpop`: follow discovery, or insist, or never.
@@ -14,6 +15,9 @@ public struct ProtocolChoices: Sendable, Equatable {
     public var pushedAuthorization: Use
     /// `dpop`
     public var proofOfPossession: Use
+    /// `resources`: asked for at every sign-in, because some servers (glewlwyd) let a refresh
+    /// name only a resource the sign-in named (`latchkey token --resource`).
+    public var resources: [String] = []
 
     public init(pushedAuthorization: Use = .auto, proofOfPossession: Use = .auto) {
         self.pushedAuthorization = pushedAuthorization
@@ -52,6 +56,21 @@ extension ProtocolChoices {
             return true
         case .auto: return offersES256 == true
         }
+    }
+}
+
+/// A resource indicator (RFC 8707 §2): an absolute URI without a fragment.
+public enum ResourceIndicator {
+    /// Why `text` cannot be a `resource` value, or `nil` when it can.
+    public static func problem(_ text: String) -> String? {
+        guard let url = URL(string: text), url.scheme != nil, !text.contains(" ") else {
+            return
+                "\"\(TerminalText.sanitized(text, maxLength: 80))\" is not an absolute URI (RFC 8707 §2), such as https://api.example.com/"
+        }
+        guard url.fragment == nil && !text.contains("#") else {
+            return "\"\(TerminalText.sanitized(text, maxLength: 80))\" must not contain a #fragment (RFC 8707 §2)"
+        }
+        return nil
     }
 }
 

@@ -124,7 +124,7 @@ public struct OAuthClient: Sendable, Equatable {
     /// `registry_username`: the user name sent with the token; `<token>` sends it as an identity
     /// token instead of a password.
     public var registryUsername: String
-    /// `par` and `dpop` (`ProtocolChoices`).
+    /// `par`, `dpop` and `resources` (`ProtocolChoices`).
     public var choices: ProtocolChoices
 
     public init(

@@ -1,0 +1,97 @@
+import Foundation
+import LatchkeyTestSupport
+import Testing
+
+@testable import LatchkeyCore
+@testable import LatchkeyVault
+
+/// `latchkey token --resource/--scope` (RFC 8707, RFC 6749 §6): narrower tokens from the
+/// account's refresh token, against the in-memory server, which rotates refresh tokens and
+/// accepts only the one it issued last.
+@Suite("Narrower tokens per call")
+struct NarrowedTokenTests {
+    static let api = "https://api.example/v1/"
+
+    func signedIn(_ server: FakeAuthorizationServer) async throws -> (AccountService, InMemoryKeystore) {
+        let keystore = InMemoryKeystore()
+        let service = server.service(keystore: keystore)
+        _ = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+        return (service, keystore)
+    }
+
+    @Test("a resource token comes from the refresh grant with resource and scope, is kept, and the next call is answered from the vault")
+    func keptAndReused() async throws {
+        let server = FakeAuthorizationServer()
+        let (service, keystore) = try await signedIn(server)
+        let before = try #require(try await keystore.records().first)
+        let narrowing = TokenNarrowing(resource: Self.api, scopes: ["email"])
+        let token = try await service.narrowedToken(for: AccountSelector(provider: "corp"), narrowing, minimumLifetime: 60)
+        let request = try #require(server.transport.sent(to: "/token").last)
+        #expect(request.form["grant_type"] == "refresh_token" && request.form["resource"] == Self.api && request.form["scope"] == "email")
+        #expect(token != before.accessToken)
+
+        let after = try #require(try await keystore.records().first)
+        #expect(after.accessToken == before.accessToken, "the account's own token stays")
+        #expect(after.refreshToken?.exposedValue == server.currentRefreshToken, "the rotated refresh token is kept")
+        #expect(after.narrowedTokens?.map(\.resource) == [Self.api])
+
+        let sent = server.transport.sent(to: "/token").count
+        #expect(try await service.narrowedToken(for: AccountSelector(provider: "corp"), narrowing, minimumLifetime: 60) == token)
+        #expect(server.transport.sent(to: "/token").count == sent, "answered from the vault")
+        // The account still refreshes with the rotated refresh token.
+        _ = try await service.refresh(AccountSelector(provider: "corp"))
+    }
+
+    @Test("an expired narrowed token is replaced, not added to, and other resources keep their own")
+    func replacedWhenExpired() async throws {
+        let server = FakeAuthorizationServer()
+        let (service, keystore) = try await signedIn(server)
+        let selector = AccountSelector(provider: "corp")
+        let first = try await service.narrowedToken(for: selector, TokenNarrowing(resource: Self.api, scopes: []), minimumLifetime: 60)
+        _ = try await service.narrowedToken(
+            for: selector, TokenNarrowing(resource: "https://other.example/", scopes: []), minimumLifetime: 60)
+        server.clock.advance(by: 7200)
+        let second = try await service.narrowedToken(for: selector, TokenNarrowing(resource: Self.api, scopes: []), minimumLifetime: 60)
+        #expect(second != first)
+        let kept = try #require(try await keystore.records().first?.narrowedTokens)
+        #expect(kept.map(\.resource) == ["https://other.example/", Self.api])
+    }
+
+    @Test("a scope the account was not granted is refused before anything is sent")
+    func widerScopeRefused() async throws {
+        let server = FakeAuthorizationServer()
+        let (service, _) = try await signedIn(server)
+        let sent = server.transport.sent(to: "/token").count
+        await #expect(throws: NarrowingError.scopesNotGranted(["admin"], account: "alice@example.com", provider: "corp")) {
+            try await service.narrowedToken(
+                for: AccountSelector(provider: "corp"), TokenNarrowing(resource: nil, scopes: ["email", "admin"]), minimumLifetime: 60)
+        }
+        #expect(server.transport.sent(to: "/token").count == sent)
+    }
+
+    @Test("the provider file's resources go with the authorization request, pushed or in the URL")
+    func resourcesAtSignIn() async throws {
+        var choices = ProtocolChoices()
+        choices.resources = [Self.api, "https://other.example/"]
+        let server = FakeAuthorizationServer(choices: choices)
+        _ = try await signedIn(server)
+        let url = try #require(server.browser.urls.first)
+        let resources = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.filter { $0.name == "resource" }.map(\.value)
+        #expect(resources == [Self.api, "https://other.example/"])
+    }
+
+    @Test("a DPoP-bound account proves its key when it asks for a narrower token")
+    func boundAccount() async throws {
+        let server = FakeAuthorizationServer(discovery: DPoPTests.advertisesES256)
+        let (service, _) = try await signedIn(server)
+        _ = try await service.narrowedToken(
+            for: AccountSelector(provider: "corp"), TokenNarrowing(resource: Self.api, scopes: []), minimumLifetime: 60)
+        #expect(server.transport.sent(to: "/token").last?.header("DPoP") != nil)
+    }
+
+    @Test("a resource must be an absolute URI without a fragment", arguments: ["api", "https://api.example/#x", "a b"])
+    func badResource(_ text: String) {
+        #expect(ResourceIndicator.problem(text) != nil)
+        #expect(ResourceIndicator.problem(Self.api) == nil)
+    }
+}
