@@ -36,6 +36,9 @@ public final class FakeAuthorizationServer: Sendable {
         var pushed: [String: [String: String]] = [:]
         /// The nonce DPoP proofs must carry at the token endpoint (RFC 9449 §8), if any.
         var dpopNonce: String?
+        /// `acr` and `auth_time` for the ID tokens it issues from now on (OIDC Core §2).
+        var acr: String?
+        var authTime: Date?
     }
 
     private let state: Mutex<State>
@@ -110,6 +113,13 @@ public final class FakeAuthorizationServer: Sendable {
     /// From now on, DPoP proofs at the token endpoint must carry `nonce`.
     public func requireDPoPNonce(_ nonce: String) { state.withLock { $0.dpopNonce = nonce } }
     public var currentRefreshToken: String { state.withLock { $0.refreshToken } }
+    /// The `acr` and `auth_time` the next ID tokens carry.
+    public func authenticate(acr: String?, at time: Date?) {
+        state.withLock {
+            $0.acr = acr
+            $0.authTime = time
+        }
+    }
 
     /// Listeners whose request is the person coming back from approving at the authorization URL.
     public var listeners: ScriptedListenerFactory {
@@ -197,6 +207,8 @@ public final class FakeAuthorizationServer: Sendable {
         case .matching: extra["at_hash"] = Self.leftHalfSHA256(accessToken)
         case .ofAnotherToken: extra["at_hash"] = Self.leftHalfSHA256("access-of-someone-else")
         }
+        if let acr = state.acr { extra["acr"] = acr }
+        if let authTime = state.authTime { extra["auth_time"] = Int(authTime.timeIntervalSince1970) }
         let idToken = state.issuer.idToken(subject: state.subject, audience: clientID, nonce: nonce, now: clock.now(), extra: extra)
         return Self.json(
             """

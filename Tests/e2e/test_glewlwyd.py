@@ -314,3 +314,31 @@ def test_a_resource_the_sign_in_did_not_name_is_refused_and_the_account_still_wo
     assert wider.code == EX_USAGE and "not granted admin" in wider.stderr, wider
     lk.ok("refresh", "g")
     assert lk.token("g", "--resource", api_mail)
+
+
+# --------------------------------------------------------------------------- step-up
+
+
+def test_max_age_is_checked_against_glewlwyds_auth_time_which_is_always_zero(lk, glewlwyd):
+    # glewlwyd 2.7.5 sends auth_time 0 (1970) whatever max_age asked, so no sign-in there can
+    # show a recent authentication: it is refused, said so, and not stored.
+    add_glewlwyd(lk, glewlwyd)
+    result = lk.login("g", "--max-age", "600")
+    assert result.code == EX_REJECTED, result
+    assert "authenticated more than 600 seconds ago (auth_time)" in result.stderr, result
+    assert not lk.vault.exists() or lk.status() == []
+    # An account signed in without --max-age is not handed out for one: without a terminal
+    # nobody can sign in again, and the error says what was not satisfied.
+    assert lk.login("g").code == EX_OK
+    assert lk.token("g")
+    stale = lk.run("token", "g", "--max-age", "3600")
+    assert stale.code == EX_REJECTED and "authenticated more than 3600 seconds ago" in stale.stderr, stale
+    assert stale.stdout == ""
+
+
+def test_an_acr_glewlwyd_does_not_give_is_refused_and_nothing_is_stored(lk, glewlwyd):
+    add_glewlwyd(lk, glewlwyd)
+    result = lk.login("g", "--acr", "urn:example:gold")
+    assert result.code == EX_REJECTED, result
+    assert "acr" in result.stderr and "urn:example:gold" in result.stderr, result
+    assert not lk.vault.exists() or lk.status() == []

@@ -17,26 +17,38 @@ extension AccountService {
     }
 
     /// `validRecord(for:minimumLifetime:)`, signing in through `interaction` when only a sign-in
-    /// can give a token: an account whose refresh failed is signed in again as itself (login hint,
-    /// and another account coming back is refused), a missing one is added. Without an
-    /// `interaction` the error is thrown as it is.
+    /// can give a token: an account whose refresh failed, or whose sign-in is weaker or older
+    /// than `stepUp` asks, is signed in again as itself (login hint, and another account coming
+    /// back is refused), a missing one is added. Without an `interaction` the error is thrown as
+    /// it is.
     public func validRecord(
         for selector: AccountSelector, minimumLifetime: TimeInterval, signingInWith interaction: (any SignInInteraction)?,
-        timeout: Duration = .seconds(300)
+        stepUp: StepUp = StepUp(), timeout: Duration = .seconds(300)
     ) async throws -> AccountRecord {
+        let record: AccountRecord
         do {
-            return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
+            record = try await validRecord(for: selector, minimumLifetime: minimumLifetime)
         } catch  where Self.needsSignIn(error) {
             guard let interaction else { throw error }
-            let provider = try catalog.provider(named: selector.provider)
-            let records = try await keystore.records()
-            let meant = here?.selector(selector, among: records) ?? selector
-            // The account that is there but cannot be refreshed is the one signed in again.
-            let existing = (try? meant.index(in: records)).map { AccountSelector(provider: provider.name, account: records[$0].subject) }
-            _ = try await signIn(provider: provider, account: existing, interaction: interaction, timeout: timeout)
-            // Chosen again by the selector: an account added for `PROVIDER:NAME` that is not NAME
-            // is stored, but its token is not handed out for NAME.
-            return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
+            return try await signInAgain(selector, minimumLifetime: minimumLifetime, interaction, stepUp: stepUp, timeout: timeout)
         }
+        guard let problem = stepUp.problem(with: record, at: engine.now()) else { return record }
+        guard let interaction else { throw problem }
+        return try await signInAgain(selector, minimumLifetime: minimumLifetime, interaction, stepUp: stepUp, timeout: timeout)
+    }
+
+    private func signInAgain(
+        _ selector: AccountSelector, minimumLifetime: TimeInterval, _ interaction: any SignInInteraction, stepUp: StepUp,
+        timeout: Duration
+    ) async throws -> AccountRecord {
+        let provider = try catalog.provider(named: selector.provider)
+        let records = try await keystore.records()
+        let meant = here?.selector(selector, among: records) ?? selector
+        // The account that is there but cannot be refreshed is the one signed in again.
+        let existing = (try? meant.index(in: records)).map { AccountSelector(provider: provider.name, account: records[$0].subject) }
+        _ = try await signIn(provider: provider, account: existing, interaction: interaction, stepUp: stepUp, timeout: timeout)
+        // Chosen again by the selector: an account added for `PROVIDER:NAME` that is not NAME
+        // is stored, but its token is not handed out for NAME.
+        return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
     }
 }

@@ -50,14 +50,15 @@ public struct AccountService: Sendable {
 
     /// Runs a whole sign-in of any kind (`SignInFlow`) and stores the account only when every
     /// check passed. `mode` overrides the redirect mode of the provider (or of its first factor);
-    /// `account` makes it a re-sign-in of that account, refused if another one comes back.
+    /// `account` makes it a re-sign-in of that account, refused if another one comes back;
+    /// `stepUp` asks for a stronger or fresher authentication and refuses a weaker one.
     public func signIn(
         provider: Provider, mode: OAuthClient.RedirectMode? = nil, account: AccountSelector? = nil, interaction: any SignInInteraction,
-        timeout: Duration = .seconds(300)
+        stepUp: StepUp = StepUp(), timeout: Duration = .seconds(300)
     ) async throws -> (AccountRecord, SignInOutcome) {
         var expected: SignInFlow.ExpectedAccount?
         if let account { expected = SignInFlow.ExpectedAccount(try account.select(from: try await keystore.records())) }
-        let flow = SignInFlow(provider: provider, mode: mode, expected: expected)
+        let flow = SignInFlow(provider: provider, mode: mode, expected: expected, stepUp: stepUp)
         return try await SignInRunner(service: self, interaction: interaction, timeout: timeout).run(flow)
     }
 

@@ -160,13 +160,16 @@ public struct SignInFlow: Sendable {
     /// provider's own. For a federated firebase provider it applies to the first factor's sign-in.
     public let mode: OAuthClient.RedirectMode?
     public let expected: ExpectedAccount?
+    /// `--acr` and `--max-age`, at the provider signed in to (not at a federated first factor).
+    public let stepUp: StepUp
     private(set) var state: State = .start
 
     /// A sign-in at `provider`.
-    public init(provider: Provider, mode: OAuthClient.RedirectMode? = nil, expected: ExpectedAccount? = nil) {
+    public init(provider: Provider, mode: OAuthClient.RedirectMode? = nil, expected: ExpectedAccount? = nil, stepUp: StepUp = StepUp()) {
         goal = .signIn(provider)
         self.mode = mode
         self.expected = expected
+        self.stepUp = stepUp
     }
 
     /// Enrolling `enrollment`'s phone on `account`, a signed-in account of the firebase `provider`.
@@ -174,6 +177,7 @@ public struct SignInFlow: Sendable {
         goal = .enrollment(enrollment, account: account, provider)
         mode = nil
         expected = ExpectedAccount(account)
+        stepUp = StepUp()
     }
 
     // MARK: - Events
@@ -339,7 +343,7 @@ public struct SignInFlow: Sendable {
             let key = try choices.bindsTokens(metadata, provider: leg.provider.name) ? DPoPKey() : nil
             pending = PendingAuthorization(
                 provider: leg.provider, metadata: metadata, redirectURI: redirectURI, loginHint: loginHint(for: leg),
-                dpopKey: key)
+                dpopKey: key, stepUp: leg.firstFactorOf == nil ? stepUp : StepUp())
         } catch {
             return fail(error)
         }

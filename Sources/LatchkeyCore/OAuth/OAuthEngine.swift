@@ -53,7 +53,8 @@ public struct OAuthEngine: Sendable {
     }
 
     /// Exchanges a validated code (RFC 6749 §4.1.3, RFC 7636 §4.5) and identifies the account;
-    /// with a DPoP key, the tokens are bound to it (RFC 9449 §5) and the record keeps it.
+    /// with a DPoP key, the tokens are bound to it (RFC 9449 §5) and the record keeps it. A
+    /// sign-in weaker or older than its step-up asked for is refused (OIDC Core §3.1.2.1).
     public func exchange(_ code: AuthorizationCode, for pending: PendingAuthorization) async throws -> AccountRecord {
         let provider = pending.provider
         let form =
@@ -64,6 +65,7 @@ public struct OAuthEngine: Sendable {
         let tokens = try await tokenRequest(pending.metadata.tokenEndpoint, form, proofKey: pending.dpopKey)
         var record = try await account(from: tokens, provider: provider, metadata: pending.metadata, nonce: pending.nonce)
         record.dpopKey = pending.dpopKey?.stored
+        if let problem = pending.stepUp.problem(with: record, at: now()) { throw problem }
         return record
     }
 

@@ -24,10 +24,14 @@ public struct PendingAuthorization: Sendable {
     /// browser then carries only it and `client_id`.
     public private(set) var requestURI: String?
 
+    /// `acr_values` and `max_age`, and what the new ID token must then show (`--acr`, `--max-age`).
+    public let stepUp: StepUp
+
     public init(
         provider: OAuthProvider, metadata: ServerMetadata, redirectURI: String, loginHint: String? = nil,
-        dpopKey: DPoPKey? = nil
+        dpopKey: DPoPKey? = nil, stepUp: StepUp = StepUp()
     ) {
+        self.stepUp = stepUp
         self.loginHint = loginHint
         self.provider = provider
         self.metadata = metadata
@@ -49,6 +53,7 @@ public struct PendingAuthorization: Sendable {
         if let loginHint { items.append(("login_hint", loginHint)) }
         if let dpopKey { items.append(("dpop_jkt", dpopKey.thumbprint)) }
         items += provider.choices.resources.map { ("resource", $0) }
+        items += stepUp.parameters
         for key in provider.extraAuthorizationParameters.keys.sorted() where !(key == "login_hint" && loginHint != nil) {
             items.append((key, provider.extraAuthorizationParameters[key] ?? ""))
         }

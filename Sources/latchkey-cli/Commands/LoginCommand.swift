@@ -18,6 +18,7 @@ struct LoginCommand: AsyncParsableCommand {
     var enrollPhone: String?
     @Option(help: "The label of the phone given with --enroll-phone.") var phoneName: String?
 
+    @OptionGroup var stepUp: StepUpOptions
     @OptionGroup var options: KeystoreOptions
 
     func validate() throws {
@@ -39,7 +40,7 @@ struct LoginCommand: AsyncParsableCommand {
             let interaction = CommandLineInteraction()
             var (record, outcome) = try await context.service.signIn(
                 provider: provider, mode: paste ? .paste : device ? .device : nil, account: selector.account.map { _ in selector },
-                interaction: interaction, timeout: .seconds(timeout))
+                interaction: interaction, stepUp: stepUp.stepUp, timeout: .seconds(timeout))
             let verb = outcome == .added ? "Signed in" : "Signed in again"
             let factor = record.secondFactor.map { " (second factor: \($0))" } ?? ""
             Output.info("\(verb) to \(TerminalText.sanitized(provider.displayName)) as \(TerminalText.sanitized(record.label))\(factor).")

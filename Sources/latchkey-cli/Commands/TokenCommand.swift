@@ -15,6 +15,7 @@ struct TokenCommand: AsyncParsableCommand {
     var resource: String?
     @Option(help: "A token with only these of the account's scopes, space-separated, such as \"read:user repo\".")
     var scope: String?
+    @OptionGroup var stepUp: StepUpOptions
     @OptionGroup var minimumLifetime: MinimumLifetimeOptions
 
     @OptionGroup var options: KeystoreOptions
@@ -29,6 +30,9 @@ struct TokenCommand: AsyncParsableCommand {
         if let resource, let problem = ResourceIndicator.problem(resource) { throw ValidationError("--resource: \(problem)") }
         if let scope, scope.split(separator: " ").isEmpty { throw ValidationError("--scope must name at least one scope") }
         if idToken && narrowing != nil { throw ValidationError("--id-token cannot be combined with --resource or --scope") }
+        if !stepUp.stepUp.isEmpty && narrowing != nil {
+            throw ValidationError("--acr and --max-age cannot be combined with --resource or --scope")
+        }
     }
 
     func run() async throws {
@@ -42,7 +46,7 @@ struct TokenCommand: AsyncParsableCommand {
             }
             let record = try await service.validRecord(
                 for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
-                signingInWith: CommandLineInteraction.atTerminal())
+                signingInWith: CommandLineInteraction.atTerminal(), stepUp: stepUp.stepUp)
             Output.token(try service.token(of: record, idToken: idToken))
         }
     }

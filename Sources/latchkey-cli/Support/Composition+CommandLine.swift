@@ -42,3 +42,21 @@ struct MinimumLifetimeOptions: ParsableArguments {
         if seconds < 0 { throw ValidationError("--min-ttl must not be negative") }
     }
 }
+
+/// `--acr` and `--max-age` on `login` and `token`: a stronger or fresher sign-in (OIDC Core
+/// §3.1.2.1), asked for and then checked against the ID token.
+struct StepUpOptions: ParsableArguments {
+    @Option(name: .customLong("acr"), help: "An authentication context class the sign-in must have (acr); repeat for alternatives.")
+    var acrValues: [String] = []
+    @Option(name: .customLong("max-age"), help: "Sign in again unless the person authenticated within this many seconds.")
+    var maxAge: Int?
+
+    var stepUp: StepUp { StepUp(acrValues: acrValues, maxAge: maxAge) }
+
+    func validate() throws {
+        if let maxAge, maxAge < 0 { throw ValidationError("--max-age must not be negative") }
+        if acrValues.contains(where: { $0.isEmpty || $0.contains(where: \.isWhitespace) }) {
+            throw ValidationError("--acr takes one value without spaces; repeat it for alternatives")
+        }
+    }
+}
