@@ -28,7 +28,7 @@ struct NarrowedTokenTests {
         let token = try await service.narrowedToken(for: AccountSelector(provider: "corp"), narrowing, minimumLifetime: 60)
         let request = try #require(server.transport.sent(to: "/token").last)
         #expect(request.form["grant_type"] == "refresh_token" && request.form["resource"] == Self.api && request.form["scope"] == "email")
-        #expect(token != before.accessToken)
+        #expect(token.accessToken != before.accessToken && token.resource == Self.api && token.scopes == ["email"])
 
         let after = try #require(try await keystore.records().first)
         #expect(after.accessToken == before.accessToken, "the account's own token stays")

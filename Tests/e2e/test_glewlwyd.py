@@ -298,6 +298,17 @@ def test_a_token_for_one_resource_is_got_with_the_refresh_token_and_kept(lk, gle
     # Kept: the next call is answered from the vault, and the account's own token is unchanged.
     assert lk.token("g", "--resource", api_mail) == narrowed
     assert lk.token("g") == own
+    # The narrowed token is DPoP-bound too: proof --resource carries its hash (ath), and exec
+    # --resource hands it to the command.
+    userinfo = f"{glewlwyd_current.issuer}/userinfo"
+    proof = lk.ok("proof", "g", "--resource", api_mail, "--method", "GET", "--url", userinfo).stdout.strip()
+    _, proof_claims = jwt_parts(proof)
+    own_proof = lk.ok("proof", "g", "--method", "GET", "--url", userinfo).stdout.strip()
+    assert proof_claims["ath"] != jwt_parts(own_proof)[1]["ath"]
+    assert glewlwyd_current.userinfo(narrowed, proof=own_proof).status_code == 401, "ath of another token"
+    assert glewlwyd_current.userinfo(narrowed, proof=proof).status_code == 200
+    result = lk.run("exec", "g", "--resource", api_mail, "--", "sh", "-c", 'printf %s "$LATCHKEY_ACCESS_TOKEN"')
+    assert result.code == EX_OK and result.stdout == narrowed, result
     # glewlwyd's refresh tokens are one-time: the rotated one was kept, or this refresh fails.
     lk.ok("refresh", "g")
     assert lk.token("g") != own

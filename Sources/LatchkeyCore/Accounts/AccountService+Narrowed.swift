@@ -45,13 +45,13 @@ extension AccountService {
     /// kept with the account (one per resource and scopes) along with a rotated refresh token.
     /// Single-flight under the keystore's lock, as `validRecord`.
     public func narrowedToken(for selector: AccountSelector, _ narrowing: TokenNarrowing, minimumLifetime: TimeInterval) async throws
-        -> Secret
+        -> NarrowedToken
     {
         let records = try await keystore.records()
         let selector = here?.selector(selector, among: records) ?? selector
         let record = try selector.select(from: records)
         if let kept = record.narrowedTokens?.first(where: narrowing.matches), kept.isValid(at: engine.now(), margin: minimumLifetime) {
-            return kept.accessToken
+            return kept
         }
         let missing = narrowing.scopes.filter { !record.scopes.contains($0) }
         guard missing.isEmpty else { throw NarrowingError.scopesNotGranted(missing, account: record.label, provider: record.provider) }
@@ -66,11 +66,11 @@ extension AccountService {
             let index = try selector.index(in: records)
             let current = records[index]
             let kept = current.narrowedTokens?.first(where: narrowing.matches)
-            if let kept, kept.isValid(at: engine.now(), margin: minimumLifetime) { return kept.accessToken }
+            if let kept, kept.isValid(at: engine.now(), margin: minimumLifetime) { return kept }
             let (token, rotated) = try await engine.narrowedToken(current, narrowing, provider: oauth, metadata: metadata)
             records[index].refreshToken = rotated ?? current.refreshToken
             records[index].narrowedTokens = (current.narrowedTokens ?? []).filter { !narrowing.matches($0) } + [token]
-            return token.accessToken
+            return token
         }
     }
 }

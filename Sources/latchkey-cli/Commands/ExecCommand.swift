@@ -26,6 +26,7 @@ struct ExecCommand: AsyncParsableCommand {
     @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers)
     var selector: String
     @Flag(name: .customLong("id-token"), help: "Also set LATCHKEY_ID_TOKEN to the account's ID token.") var idToken = false
+    @OptionGroup var narrowing: NarrowingOptions
     @OptionGroup var minimumLifetime: MinimumLifetimeOptions
     @Argument(parsing: .postTerminator, help: "The command to run and its arguments, after --.") var command: [String] = []
 
@@ -44,7 +45,14 @@ struct ExecCommand: AsyncParsableCommand {
             // A token inherited from an outer `latchkey exec` must not pass for this account's.
             var environment = ProcessInfo.processInfo.environment
             environment[Self.idTokenVariable] = nil
-            environment[Self.accessTokenVariable] = try service.token(of: record, idToken: false).exposedValue
+            var accessToken = try service.token(of: record, idToken: false)
+            if let narrowing = narrowing.narrowing {
+                accessToken = try await service.narrowedToken(
+                    for: AccountSelector(provider: record.provider, account: record.subject), narrowing,
+                    minimumLifetime: minimumLifetime.interval
+                ).accessToken
+            }
+            environment[Self.accessTokenVariable] = accessToken.exposedValue
             environment[Self.tokenTypeVariable] = record.isProofBound ? "DPoP" : "Bearer"
             environment[Self.accountVariable] = AccountSelector(provider: record.provider, account: record.subject).description
             if idToken { environment[Self.idTokenVariable] = try service.token(of: record, idToken: true).exposedValue }

@@ -10,7 +10,7 @@ struct ProofCommand: AsyncParsableCommand {
         commandName: "proof",
         abstract: "Print a DPoP proof for one request with a DPoP-bound account's access token.",
         discussion:
-            "Send it as the DPoP header with `Authorization: DPoP TOKEN`, TOKEN being what `latchkey token` prints with the same options. Each proof is for one request: make a new one for the next."
+            "Send it as the DPoP header with `Authorization: DPoP TOKEN`, TOKEN being what `latchkey token` prints with the same --resource and --scope. Each proof is for one request: make a new one for the next."
     )
 
     @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers)
@@ -18,6 +18,7 @@ struct ProofCommand: AsyncParsableCommand {
     @Option(help: "The request's HTTP method (htm), such as GET or POST.") var method: String
     @Option(help: "The request's URL (htu); its query and fragment are left out of the proof.") var url: String
     @Option(help: "The nonce the resource server asked for in its DPoP-Nonce header.") var nonce: String?
+    @OptionGroup var narrowing: NarrowingOptions
     @OptionGroup var minimumLifetime: MinimumLifetimeOptions
 
     @OptionGroup var options: KeystoreOptions
@@ -40,8 +41,14 @@ struct ProofCommand: AsyncParsableCommand {
             let record = try await service.validRecord(
                 for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
                 signingInWith: CommandLineInteraction.atTerminal())
-            let proof = try service.proof(
-                for: record, token: try service.token(of: record, idToken: false), method: method, url: URL(string: url)!, nonce: nonce)
+            var token = try service.token(of: record, idToken: false)
+            if let narrowing = narrowing.narrowing {
+                token = try await service.narrowedToken(
+                    for: AccountSelector(provider: record.provider, account: record.subject), narrowing,
+                    minimumLifetime: minimumLifetime.interval
+                ).accessToken
+            }
+            let proof = try service.proof(for: record, token: token, method: method, url: URL(string: url)!, nonce: nonce)
             Output.token(Secret(proof))
         }
     }

@@ -11,26 +11,15 @@ struct TokenCommand: AsyncParsableCommand {
     @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers)
     var selector: String
     @Flag(name: .customLong("id-token"), help: "Print the ID token instead of the access token.") var idToken = false
-    @Option(help: "A token for this API only (RFC 8707 resource indicator), got with the account's refresh token.")
-    var resource: String?
-    @Option(help: "A token with only these of the account's scopes, space-separated, such as \"read:user repo\".")
-    var scope: String?
+    @OptionGroup var narrowing: NarrowingOptions
     @OptionGroup var stepUp: StepUpOptions
     @OptionGroup var minimumLifetime: MinimumLifetimeOptions
 
     @OptionGroup var options: KeystoreOptions
 
-    /// What `--resource` and `--scope` ask for, `nil` for the account's own token.
-    var narrowing: TokenNarrowing? {
-        guard resource != nil || scope != nil else { return nil }
-        return TokenNarrowing(resource: resource, scopes: scope.map { $0.split(separator: " ").map(String.init) } ?? [])
-    }
-
     func validate() throws {
-        if let resource, let problem = ResourceIndicator.problem(resource) { throw ValidationError("--resource: \(problem)") }
-        if let scope, scope.split(separator: " ").isEmpty { throw ValidationError("--scope must name at least one scope") }
-        if idToken && narrowing != nil { throw ValidationError("--id-token cannot be combined with --resource or --scope") }
-        if !stepUp.stepUp.isEmpty && narrowing != nil {
+        if idToken && narrowing.narrowing != nil { throw ValidationError("--id-token cannot be combined with --resource or --scope") }
+        if !stepUp.stepUp.isEmpty && narrowing.narrowing != nil {
             throw ValidationError("--acr and --max-age cannot be combined with --resource or --scope")
         }
     }
@@ -38,10 +27,11 @@ struct TokenCommand: AsyncParsableCommand {
     func run() async throws {
         try await Failure.reporting {
             let service = options.context().service
-            if let narrowing {
+            if let narrowing = narrowing.narrowing {
                 Output.token(
                     try await service.narrowedToken(
-                        for: AccountSelector(parsing: selector), narrowing, minimumLifetime: minimumLifetime.interval))
+                        for: AccountSelector(parsing: selector), narrowing, minimumLifetime: minimumLifetime.interval
+                    ).accessToken)
                 return
             }
             let record = try await service.validRecord(

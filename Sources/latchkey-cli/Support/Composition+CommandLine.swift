@@ -60,3 +60,23 @@ struct StepUpOptions: ParsableArguments {
         }
     }
 }
+
+/// `--resource` and `--scope` on `token`, `exec` and `proof`: a token for one API or fewer scopes,
+/// got with the account's refresh token (`AccountService.narrowedToken`).
+struct NarrowingOptions: ParsableArguments {
+    @Option(help: "A token for this API only (RFC 8707 resource indicator), got with the account's refresh token.")
+    var resource: String?
+    @Option(help: "A token with only these of the account's scopes, space-separated, such as \"read:user repo\".")
+    var scope: String?
+
+    /// What they ask for; `nil` for the account's own token.
+    var narrowing: TokenNarrowing? {
+        guard resource != nil || scope != nil else { return nil }
+        return TokenNarrowing(resource: resource, scopes: scope.map { $0.split(separator: " ").map(String.init) } ?? [])
+    }
+
+    func validate() throws {
+        if let resource, let problem = ResourceIndicator.problem(resource) { throw ValidationError("--resource: \(problem)") }
+        if let scope, scope.split(separator: " ").isEmpty { throw ValidationError("--scope must name at least one scope") }
+    }
+}
