@@ -362,6 +362,21 @@ struct ProviderFileParserTests {
         #expect(found.map(\.field) == ["resources", "resources"] && found.allSatisfy { $0.line == 4 })
     }
 
+    @Test("grant = client_credentials needs an absolute client_secret_file; authorization_code is the default")
+    func clientCredentialsGrant() throws {
+        let base = """
+            display_name = "CI"
+            kind = "oauth2"
+            authorization_endpoint = "https://idp.example.com/auth"
+            token_endpoint = "https://idp.example.com/token"
+            """
+        #expect(try provider(base).choices.grant == .authorizationCode)
+        let machine = try provider(base + "\ngrant = \"client_credentials\"\nclient_secret_file = \"/run/secrets/ci\"")
+        #expect(machine.choices.grant == .clientCredentials && machine.choices.clientSecretFile == "/run/secrets/ci")
+        #expect(errors(base + "\ngrant = \"client_credentials\"").map(\.field) == ["grant"])
+        #expect(errors(base + "\ngrant = \"client_credentials\"\nclient_secret_file = \"ci\"").map(\.field) == ["client_secret_file"])
+    }
+
     @Test("a loopback_host that is not a loopback address is rejected")
     func nonLoopbackHost() {
         let found = errors(

@@ -86,7 +86,7 @@ def glewlwyd(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def glewlwyd_current(tmp_path_factory):
-    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-current"), free_ports(2), features=("par", "dpop", "resource")).wait_ready()
+    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-current"), free_ports(2), features=("par", "dpop", "resource", "client-credentials")).wait_ready()
     yield server
     server.stop()
 
@@ -353,3 +353,44 @@ def test_an_acr_glewlwyd_does_not_give_is_refused_and_nothing_is_stored(lk, glew
     assert result.code == EX_REJECTED, result
     assert "acr" in result.stderr and "urn:example:gold" in result.stderr, result
     assert not lk.vault.exists() or lk.status() == []
+
+
+# --------------------------------------------------------------------------- machine identities
+
+
+def add_machine(lk, server, secret_file):
+    client = server.info["machine_client"]
+    # kind oauth2 and its endpoints: glewlwyd serves no RFC 8414 metadata for it to discover.
+    lk.add_provider("ci", None, display_name="CI", kind="oauth2", issuer=None, client_id=client["client_id"],
+                    authorization_endpoint=f"{server.issuer}/auth", token_endpoint=f"{server.issuer}/token",
+                    scopes=[client["scope"]], grant="client_credentials", client_secret_file=str(secret_file))
+
+
+def test_a_machine_identity_gets_tokens_without_a_person(lk, glewlwyd_current):
+    add_machine(lk, glewlwyd_current, glewlwyd_current.info["machine_client"]["secret_file"])
+    # No login first, no terminal, no browser: token signs the client in itself.
+    token = lk.token("ci")
+    _, claims = jwt_parts(token)
+    assert claims["sub"] == "latchkey-ci" and claims["scope"] == "ci", claims
+    assert lk.ua_log_text() == ""
+    (account,) = lk.status()
+    assert account["account"] == "latchkey-ci" and account["refresh_token"] is False, account
+    # A refresh is the same grant again.
+    lk.ok("refresh", "ci")
+    assert lk.token("ci") != token
+
+
+def test_a_client_secret_file_others_can_read_is_refused_before_anything_is_sent(lk, glewlwyd_current, tmp_path):
+    secret = tmp_path / "ci-client-secret"
+    secret.write_text(open(glewlwyd_current.info["machine_client"]["secret_file"]).read())
+    secret.chmod(0o644)
+    add_machine(lk, glewlwyd_current, secret)
+    result = lk.run("token", "ci")
+    assert result.code == EX_PROVIDER_FILE and "chmod 600" in result.stderr, result
+    assert result.stdout == "" and (not lk.vault.exists() or lk.status() == [])
+    # A wrong secret is the server's refusal, shown as such.
+    secret.write_text("not-the-secret\n")
+    secret.chmod(0o600)
+    refused = lk.run("token", "ci")
+    assert refused.code == EX_REJECTED and "token endpoint" in refused.stderr, refused
+    assert refused.stdout == ""

@@ -79,12 +79,16 @@ FEATURES = {
     "dpop": "DPoP (RFC 9449): proofs checked, tokens bound when a proof comes with the request",
     "dpop-nonce": "DPoP with a server nonce required in every proof (use_dpop_nonce first)",
     "resource": "resource indicators (RFC 8707): RESOURCES below, allowed per scope",
+    "client-credentials": "the client credentials grant, with a confidential client (CI_CLIENT below)",
 }
 # RFC 8707 resources the `resource` feature allows, per scope: a token for API_MAIL needs the
 # `email` scope, one for API_PROFILE the `profile` scope.
 API_MAIL = "https://mail.api.example.test/"
 API_PROFILE = "https://profile.api.example.test/"
 RESOURCES = {"email": [API_MAIL], "profile": [API_PROFILE]}
+# The `client-credentials` feature's machine client and the scope it may ask for.
+CI_SCOPE = "ci"
+CI_CLIENT = "latchkey-ci"
 # The schema's built-in administrator (init.sqlite3.sql): admin / password.
 ADMIN_USER, ADMIN_DEFAULT_PASSWORD = "admin", "password"
 
@@ -292,10 +296,33 @@ def feature_parameters(features):
     if "resource" in features:
         params.update({"resource-allowed": True, "resource-scope": RESOURCES, "resource-client-property": "resource",
                        "resource-scope-and-client-property": False})
+    if "client-credentials" in features:
+        # OpenID Connect has no client credentials grant: glewlwyd serves it only with allow-non-oidc.
+        params.update({"auth-type-client-enabled": True, "allow-non-oidc": True})
     return params
 
 
-def configure(api, args, issuer, key_pem, pub_pem, password):
+def configure_machine_client(api, data_dir):
+    """A confidential client for the client credentials grant; its secret goes to a 0600 file."""
+    api.call("POST", "/api/scope/", {"name": CI_SCOPE, "display_name": "CI", "description": "CI jobs",
+                                     "password_required": False, "password_max_age": 0, "scheme": {}})
+    secret = secrets.token_urlsafe(24)
+    api.call("POST", "/api/client/", {
+        "client_id": CI_CLIENT, "name": "Latchkey CI", "description": "confidential client for tests",
+        "confidential": True, "enabled": True, "password": secret, "scope": [CI_SCOPE], "redirect_uri": [],
+        "authorization_type": ["client_credentials"],
+        "token_endpoint_auth_method": ["client_secret_basic", "client_secret_post"],
+    })
+    path = os.path.join(data_dir, "ci-client-secret")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secret + "\n")
+    return {"client_id": CI_CLIENT, "scope": CI_SCOPE, "secret_file": path}
+
+
+def configure(api, args, issuer, key_pem, pub_pem, password, data_dir):
+    """Scopes, users, the plugin and the clients; returns the new admin password and the
+    machine client (None without the client-credentials feature)."""
     api.call("POST", "/api/auth/", {"username": ADMIN_USER, "password": ADMIN_DEFAULT_PASSWORD})
     # Scopes: `openid` ships with the schema (no password needed); make all three
     # need the password session, and add email and profile.
@@ -321,13 +348,14 @@ def configure(api, args, issuer, key_pem, pub_pem, password):
         "authorization_type": ["code", "refresh_token"],
         "token_endpoint_auth_method": ["none"],
     })
+    machine_client = configure_machine_client(api, data_dir) if "client-credentials" in args.feature else None
     # Last: retire the well-known admin password.
     admin_password = secrets.token_urlsafe(24)
     admin = api.call("GET", f"/api/user/{ADMIN_USER}")
     api.call("PUT", f"/api/user/{ADMIN_USER}", {
         "name": admin.get("name", ""), "email": admin.get("email", ""), "enabled": True,
         "scope": admin.get("scope", ["g_admin", "g_profile"]), "password": admin_password})
-    return admin_password
+    return admin_password, machine_client
 
 
 def wait_http(url, proc, timeout):
@@ -377,7 +405,7 @@ def main(argv=None):
         if not wait_http(base + "/config", proc, 30):
             print(f"run_glewlwyd: glewlwyd did not start, see {data_dir}/glewlwyd.log", file=sys.stderr)
             return 1
-        admin_password = configure(Api(base), args, issuer, key_pem, pub_pem, password)
+        admin_password, machine_client = configure(Api(base), args, issuer, key_pem, pub_pem, password, data_dir)
         fd = os.open(os.path.join(data_dir, "admin-password"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(admin_password)
@@ -401,6 +429,8 @@ def main(argv=None):
         }
         if "resource" in args.feature:
             ready["resources"] = RESOURCES
+        if machine_client:
+            ready["machine_client"] = machine_client
         print("READY " + json.dumps(ready), flush=True)
 
         while not stop.wait(0.5):

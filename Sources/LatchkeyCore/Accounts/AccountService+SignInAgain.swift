@@ -29,6 +29,11 @@ extension AccountService {
         do {
             record = try await validRecord(for: selector, minimumLifetime: minimumLifetime)
         } catch  where Self.needsSignIn(error) {
+            // A machine identity needs nobody to sign in.
+            if let client = try catalog.provider(named: selector.provider).machineIdentity {
+                _ = try await signInAsClient(client)
+                return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
+            }
             guard let interaction else { throw error }
             return try await signInAgain(selector, minimumLifetime: minimumLifetime, interaction, stepUp: stepUp, timeout: timeout)
         }

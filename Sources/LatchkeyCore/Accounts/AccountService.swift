@@ -56,10 +56,17 @@ public struct AccountService: Sendable {
         provider: Provider, mode: OAuthClient.RedirectMode? = nil, account: AccountSelector? = nil, interaction: any SignInInteraction,
         stepUp: StepUp = StepUp(), timeout: Duration = .seconds(300)
     ) async throws -> (AccountRecord, SignInOutcome) {
+        if let oauth = provider.machineIdentity { return try await signInAsClient(oauth) }
         var expected: SignInFlow.ExpectedAccount?
         if let account { expected = SignInFlow.ExpectedAccount(try account.select(from: try await keystore.records())) }
         let flow = SignInFlow(provider: provider, mode: mode, expected: expected, stepUp: stepUp)
         return try await SignInRunner(service: self, interaction: interaction, timeout: timeout).run(flow)
+    }
+
+    /// A machine identity's sign-in (`grant = "client_credentials"`): no person, no browser.
+    func signInAsClient(_ provider: OAuthProvider) async throws -> (AccountRecord, SignInOutcome) {
+        let record = try await engine.clientCredentials(provider: provider, metadata: try await engine.metadata(for: provider))
+        return (record, try await store(record))
     }
 
     /// Adds the account, or updates it when the same identity signs in again.
@@ -135,7 +142,14 @@ public struct AccountService: Sendable {
         switch provider.kind {
         case .oidc(let client), .oauth2(let client):
             let oauth = OAuthProvider(provider, client: client)
-            return try await engine.refresh(record, provider: oauth, metadata: try await engine.metadata(for: oauth))
+            let metadata = try await engine.metadata(for: oauth)
+            if client.choices.grant == .clientCredentials {
+                var renewed = try await engine.clientCredentials(provider: oauth, metadata: metadata)
+                renewed.createdAt = record.createdAt
+                renewed.isDefault = record.isDefault
+                return renewed
+            }
+            return try await engine.refresh(record, provider: oauth, metadata: metadata)
         case .firebase(let settings):
             return try await refreshFirebaseAccount(record, provider: FirebaseProvider(provider, settings: settings))
         }

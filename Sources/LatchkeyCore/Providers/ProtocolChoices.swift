@@ -18,6 +18,15 @@ public struct ProtocolChoices: Sendable, Equatable {
     /// `resources`: asked for at every sign-in, because some servers (glewlwyd) let a refresh
     /// name only a resource the sign-in named (`latchkey token --resource`).
     public var resources: [String] = []
+    /// `grant`: sign in as a person through the browser, or as the client itself.
+    public var grant: Grant = .authorizationCode
+    /// `client_secret_file`: where the client secret of `grant = "client_credentials"` is.
+    public var clientSecretFile: String?
+
+    public enum Grant: String, Sendable, CaseIterable {
+        case authorizationCode = "authorization_code"
+        case clientCredentials = "client_credentials"
+    }
 
     public init(pushedAuthorization: Use = .auto, proofOfPossession: Use = .auto) {
         self.pushedAuthorization = pushedAuthorization

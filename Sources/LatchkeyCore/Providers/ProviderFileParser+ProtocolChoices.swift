@@ -2,7 +2,7 @@ import TOMLKit
 
 /// The provider file keys of `ProtocolChoices`: PAR, DPoP and resources.
 extension ProviderFileParser {
-    static let protocolChoiceKeys: Set<String> = ["par", "dpop", "resources"]
+    static let protocolChoiceKeys: Set<String> = ["par", "dpop", "resources", "grant", "client_secret_file"]
 }
 
 extension ProviderFileParser.Context {
@@ -17,6 +17,13 @@ extension ProviderFileParser.Context {
             } else {
                 choices.resources.append(resource)
             }
+        }
+        choices.grant = choice(table, "grant", ProtocolChoices.Grant.self, required: false) ?? .authorizationCode
+        if let path = string(table, "client_secret_file", required: false) {
+            if path.hasPrefix("/") { choices.clientSecretFile = path } else { fail("client_secret_file", "must be an absolute path") }
+        }
+        if choices.grant == .clientCredentials && choices.clientSecretFile == nil && !hasError(for: "client_secret_file") {
+            fail("grant", "\"client_credentials\" needs client_secret_file, a 0600 file holding the client secret")
         }
         return choices
     }
