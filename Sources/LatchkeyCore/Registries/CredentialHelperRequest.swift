@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import LatchkeyVault
 
 /// One run of a Docker credential helper (docs/kubernetes-and-registries.md, "Container
