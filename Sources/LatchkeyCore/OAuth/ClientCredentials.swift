@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import LatchkeyVault
 
 /// Machine identities (RFC 6749 §4.4): a provider file with `grant = "client_credentials"` signs

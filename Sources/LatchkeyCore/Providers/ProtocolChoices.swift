@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import LatchkeyVault
 
 /// The newer OAuth pieces a provider file can ask for or turn off, each used where the server's
