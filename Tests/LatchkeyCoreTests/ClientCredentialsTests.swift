@@ -5,7 +5,8 @@ import Testing
 @testable import LatchkeyCore
 @testable import LatchkeyVault
 
-/// Machine identities (RFC 6749 §4.4): the secret file's checks and the grant's request.
+/// Machine identities (RFC 6749 §4.4): the secret file's checks (shared with
+/// `LATCHKEY_PASSPHRASE_FILE`) and the grant's request.
 @Suite("Client credentials")
 struct ClientCredentialsTests {
     func secretFile(_ text: String, mode: Int) throws -> String {
@@ -19,18 +20,18 @@ struct ClientCredentialsTests {
     func secretFileChecks() throws {
         let good = try secretFile("s3cret\n", mode: 0o600)
         defer { try? FileManager.default.removeItem(atPath: good) }
-        #expect(try ClientSecretFile.read(good, provider: "ci").exposedValue == "s3cret")
+        #expect(try SecretFile.read(good).exposedValue == "s3cret")
         let open = try secretFile("s3cret\n", mode: 0o644)
         defer { try? FileManager.default.removeItem(atPath: open) }
         do {
-            _ = try ClientSecretFile.read(open, provider: "ci")
+            _ = try SecretFile.read(open)
             Issue.record("a 0644 secret file was read")
         } catch {
-            #expect(error.description.contains("chmod 600") && !error.description.contains("s3cret"))
+            #expect(error.reason.contains("chmod 600") && !error.reason.contains("s3cret"))
         }
         let empty = try secretFile("\n", mode: 0o600)
         defer { try? FileManager.default.removeItem(atPath: empty) }
-        #expect(throws: ClientCredentialsError.self) { try ClientSecretFile.read(empty, provider: "ci") }
+        #expect(throws: SecretFile.Unusable.self) { try SecretFile.read(empty) }
     }
 
     @Test("the grant sends client_credentials, the client's secret and its scopes without openid, and names the account after the client")

@@ -9,7 +9,12 @@ extension OAuthEngine {
     /// subject and name.
     public func clientCredentials(provider: OAuthProvider, metadata: ServerMetadata) async throws -> AccountRecord {
         guard let path = provider.choices.clientSecretFile else { throw ClientCredentialsError.noSecret(provider: provider.name) }
-        let secret = try ClientSecretFile.read(path, provider: provider.name)
+        let secret: Secret
+        do {
+            secret = try SecretFile.read(path)
+        } catch {
+            throw ClientCredentialsError.unreadable(provider: provider.name, path: path, reason: error.reason)
+        }
         var form = [("grant_type", "client_credentials"), ("client_id", provider.clientID), ("client_secret", secret.exposedValue)]
         let scopes = provider.scopes.filter { $0 != "openid" }
         if !scopes.isEmpty { form.append(("scope", scopes.joined(separator: " "))) }
@@ -31,28 +36,6 @@ extension Provider {
             return client.choices.grant == .clientCredentials ? OAuthProvider(self, client: client) : nil
         case .firebase: return nil
         }
-    }
-}
-
-/// `client_secret_file`: read when a token is needed, and only when no one else can read it.
-enum ClientSecretFile {
-    static func read(_ path: String, provider: String) throws(ClientCredentialsError) -> Secret {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw .unreadable(provider: provider, path: path, reason: String(cString: strerror(errno)))
-        }
-        guard info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-            throw .unreadable(
-                provider: provider, path: path,
-                reason:
-                    "other users can read it, or it is not yours (mode \(String(info.st_mode & 0o777, radix: 8))); run `chmod 600 \(path)`")
-        }
-        guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
-            throw .unreadable(provider: provider, path: path, reason: "it cannot be read as UTF-8 text")
-        }
-        if text.hasSuffix("\n") || text.hasSuffix("\r\n") || text.hasSuffix("\r") { text.removeLast() }
-        guard !text.isEmpty else { throw .unreadable(provider: provider, path: path, reason: "it is empty") }
-        return Secret(text)
     }
 }
 
