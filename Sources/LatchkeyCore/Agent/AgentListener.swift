@@ -200,7 +200,16 @@ final class AgentListener: Sendable {
             }
             let id = nextID
             nextID += 1
-            let connection = AgentConnection(id: id, kind: socket.kind, pid: pid, listener: self)
+            // `ssh -R …:agent.sock` forwards the local socket itself: its connections come from
+            // the ssh client (or, with `ssh -L`, sshd) and are served as forwarded ones.
+            var kind = socket.kind
+            if kind == .local && Requester.isSSH(pid) {
+                kind = .forwarded
+                log(
+                    "a connection on \(socket.path) came from ssh (pid \(pid)): served as forwarded;"
+                        + " forward the --forward-socket path instead")
+            }
+            let connection = AgentConnection(id: id, kind: kind, pid: pid, listener: self)
             clients[id] = Client(connection: connection, descriptor: descriptor, deadline: deadline)
         }
     }
