@@ -48,8 +48,8 @@ public struct Composition: Sendable {
         }
         service = AccountService(
             loadingCatalog: { Composition.loadCatalog(environment: environment) }, keystore: keystore,
-            engine: OAuthEngine(transport: transport), browser: BrowserLauncher(environment: environment),
-            here: here)
+            engine: OAuthEngine(transport: transport), browser: BrowserLauncher(environment: environment), here: here,
+            hooks: (try? configuration.get()).map { Hooks(settings: $0.hooks, environment: environment, report: warn) })
     }
 
     /// Every provider in the providers.d directories, read when first asked for.

@@ -124,7 +124,8 @@ public struct Hooks: Sendable {
         } catch {
             return "cannot be started: \(TerminalText.sanitized(error.description, maxLength: 200))"
         }
-        let said = TerminalText.sanitized(String(decoding: outcome.errorOutput, as: UTF8.self), maxLength: 300)
+        let errorText = String(decoding: outcome.errorOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let said = TerminalText.sanitized(errorText, maxLength: 300)
         let detail = said.isEmpty ? "" : " (it said: \(said))"
         if outcome.tooLarge { return "wrote more than \(outputLimit / 1024) KiB and was stopped" }
         if outcome.timedOut { return "did not finish within \(Int(timeout)) s and was stopped\(detail)" }
