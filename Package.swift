@@ -1,11 +1,14 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-/// Swift 6 settings every target shares (see STYLE.md).
+/// Swift 6 settings every target shares (see docs/style.md). Release is built with testing enabled, so
+/// the suite's one release build with tests also makes the products scripts/try and scripts/install
+/// build, flag for flag (DECISIONS.md, "The test suite").
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    .unsafeFlags(["-enable-testing"], .when(configuration: .release)),
 ]
 
 /// JOSE/vault cryptography and an HTTP/1 server on loopback: the core (its redirect listener) and
@@ -13,10 +16,7 @@ let strictSettings: [SwiftSetting] = [
 let cryptoAndLoopbackHTTP: [Target.Dependency] = [
     .product(name: "Crypto", package: "swift-crypto"),
     .product(name: "CryptoExtras", package: "swift-crypto"),
-    .product(name: "NIOCore", package: "swift-nio"),
-    .product(name: "NIOPosix", package: "swift-nio"),
-    .product(name: "NIOHTTP1", package: "swift-nio"),
-    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+    "LoopbackHTTP",
 ]
 
 let package = Package(
@@ -34,7 +34,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
@@ -44,9 +43,9 @@ let package = Package(
             dependencies: [
                 "CLatchkeySys",
                 "CLatchkeySecret",
+                "CLatchkeyCurl",
                 "LatchkeyEssentials",
                 "LatchkeyVault",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ] + cryptoAndLoopbackHTTP,
             swiftSettings: strictSettings
@@ -55,6 +54,20 @@ let package = Package(
         .target(name: "CLatchkeySys"),
         // The desktop Secret Service through libsecret, loaded with dlopen only when chosen.
         .target(name: "CLatchkeySecret"),
+        // libcurl's easy interface, loaded with dlopen on the first request: the HTTP client.
+        .target(name: "CLatchkeyCurl"),
+        // The one HTTP/1.1 server on loopback (SwiftNIO): the redirect listener, the emulator and
+        // the demo provider serve through it.
+        .target(
+            name: "LoopbackHTTP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // What `latchkey token` needs on its fast path, without Foundation: paths, token copies in the kernel keyring.
         .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
         // The vault file, its records and how a selector picks one: shared by the full command and
@@ -65,7 +78,7 @@ let package = Package(
             dependencies: ["CLatchkeySys", "LatchkeyEssentials", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
-        // ncursesw, reachable from Swift 6 (see docs/ncurses-from-swift.md in shared/).
+        // ncursesw, reachable from Swift 6 (see docs/ncurses-from-swift.md).
         .target(name: "CNcursesw", linkerSettings: [.linkedLibrary("ncursesw")]),
         // The full-screen front end: the only module that imports CNcursesw.
         .target(
@@ -85,7 +98,7 @@ let package = Package(
         // Foundation are linked in (`-static-stdlib`, compiled against the static modules so
         // Foundation's own libraries come along): loading and binding them dynamically cost every
         // command 4 ms. lld packs the relative relocations (RELR, glibc 2.36), so the loader no
-        // longer pages in 3 MB of them. libc, ncurses and (dlopen'd) libsecret stay shared.
+        // longer pages in 3 MB of them. libc, ncurses and (dlopen'd) libsecret and libcurl stay shared.
         .executableTarget(
             name: "latchkey-cli",
             dependencies: [
@@ -122,7 +135,7 @@ let package = Package(
         // A loopback emulator of the Firebase Auth / Identity Platform REST endpoints (second factor).
         .target(
             name: "IdentityToolkitEmulator",
-            dependencies: cryptoAndLoopbackHTTP,
+            dependencies: cryptoAndLoopbackHTTP + [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         // Thin executable serving the emulator on a loopback port.

@@ -1,5 +1,6 @@
 public import Foundation
-public import IdentityToolkitEmulator
+import IdentityToolkitEmulator
+import LoopbackHTTP
 
 /// A small, standards-following OpenID provider on a loopback port, for `latchkey demo`:
 /// discovery (with `authorization_response_iss_parameter_supported`), JWKS, an authorization
@@ -22,9 +23,7 @@ public final class DemoOpenIDProvider: Sendable {
         -> DemoOpenIDProvider
     {
         let state = try DemoOpenIDState(configuration: configuration, clock: clock)
-        let server = try await LoopbackHTTPServer.start(host: "127.0.0.1", port: 0, maximumBodyBytes: 64 << 10) { request in
-            state.handle(request)
-        }
+        let server = try await LoopbackHTTPServer.serve(host: "127.0.0.1", port: 0, maximumBodyBytes: 64 << 10) { state.handle($0) }
         state.issuer = "http://127.0.0.1:\(server.port)"
         return DemoOpenIDProvider(state: state, server: server)
     }
@@ -33,6 +32,6 @@ public final class DemoOpenIDProvider: Sendable {
     public var issuer: String { state.issuer }
 
     public func shutdown() async {
-        await server.shutdown()
+        await server.close()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+public import LoopbackHTTP
 
 /// One request as the emulator sees it, independent of NIO (so the routing is testable alone).
 public struct EmulatorRequest: Sendable {
@@ -16,6 +17,21 @@ public struct EmulatorRequest: Sendable {
         query = pieces.count > 1 ? Encoding.formDecode(String(pieces[1])) : [:]
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         self.body = body
+    }
+}
+
+extension LoopbackHTTPServer {
+    /// Serves `handler` on `host:port` (port 0: any free one) until `close()`: the emulator and
+    /// the demo OpenID provider, whose routing knows nothing of HTTP beyond these two types.
+    public static func serve(
+        host: String, port: Int, maximumBodyBytes: Int = 1 << 20, _ handler: @escaping @Sendable (EmulatorRequest) -> EmulatorResponse
+    ) async throws -> LoopbackHTTPServer {
+        try await bind(addresses: [host], ports: [port], maximumBodyBytes: maximumBodyBytes) { request in
+            let headers = Dictionary(request.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+            let response = handler(EmulatorRequest(method: request.method, uri: request.target, headers: headers, body: request.body))
+            return LoopbackHTTPResponse(
+                status: response.status, headers: [("Content-Type", response.contentType)] + response.headers, body: response.body)
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 public import Foundation
+import LoopbackHTTP
 
 /// The emulator served over HTTP on a loopback port, startable in-process from tests.
 ///
@@ -22,7 +23,7 @@ public final class IdentityToolkitEmulator: Sendable {
         clock: @escaping @Sendable () -> Date = { Date() }, log: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> IdentityToolkitEmulator {
         let state = try IdentityToolkitState(configuration: configuration, clock: clock, log: log)
-        let server = try await LoopbackHTTPServer.start(host: host, port: port, handler: state.handle)
+        let server = try await LoopbackHTTPServer.serve(host: host, port: port, state.handle)
         return IdentityToolkitEmulator(state: state, server: server)
     }
 
@@ -38,6 +39,6 @@ public final class IdentityToolkitEmulator: Sendable {
     }
 
     public func shutdown() async {
-        await server.shutdown()
+        await server.close()
     }
 }

@@ -115,11 +115,6 @@ public final class IdentityToolkitState: @unchecked Sendable {
         guard request.method == "POST" else {
             throw APIError(status: 404, message: "Not Found", reason: "notFound", googleStatus: "NOT_FOUND")
         }
-        if path == "/emulator/v1/projects/\(configuration.projectID)/clock" {
-            let body = try jsonBody(request)
-            clockOffset += (body["advanceSeconds"] as? NSNumber)?.doubleValue ?? 0
-            return .json(["now": ISO8601DateFormatter().string(from: now)])
-        }
         try checkAPIKey(request)
         switch path {
         case "/securetoken.googleapis.com/v1/token":

@@ -111,9 +111,13 @@ package enum Encoding {
 
 /// RFC 6238 time-based one-time passwords (HMAC-SHA1, 30 s steps, 6 digits): what authenticator apps show.
 public enum TOTP {
+    /// `nil` for a date no counter stands for (before 1970, or past what 64 bits count), as well as
+    /// for a secret that is not base32: a clock set wrong must not stop the demo.
     public static func code(secret base32: String, at date: Date, digits: Int = 6, step: TimeInterval = 30) -> String? {
-        guard let secret = Encoding.base32Decode(base32), !secret.isEmpty else { return nil }
-        var counter = UInt64(date.timeIntervalSince1970 / step).bigEndian
+        guard let secret = Encoding.base32Decode(base32), !secret.isEmpty, (1...9).contains(digits), step >= 1 else { return nil }
+        let steps = (date.timeIntervalSince1970 / step).rounded(.down)
+        guard steps >= 0, steps < 0x1p63 else { return nil }
+        var counter = UInt64(steps).bigEndian
         let message = withUnsafeBytes(of: &counter) { Array($0) }
         let mac = Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: SymmetricKey(data: secret)))
         let offset = Int(mac[mac.count - 1] & 0x0F)

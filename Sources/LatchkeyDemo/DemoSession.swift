@@ -51,12 +51,17 @@ public final class DemoSession: Sendable {
     }
 
     /// Starts both providers and writes their files. With `keepVaultAt`, `close()` copies the
-    /// vault there (it must not exist yet) instead of removing it.
-    public static func start(environment base: [String: String], keepVaultAt: String? = nil) async throws(DemoError) -> DemoSession {
+    /// vault there (it must not exist yet) instead of removing it. `guardDirectory` is called with
+    /// the private directory as soon as it exists, before anything is written into it: the command
+    /// line starts there what removes it however the process ends.
+    public static func start(
+        environment base: [String: String], keepVaultAt: String? = nil, guardDirectory: (String) -> Void = { _ in }
+    ) async throws(DemoError) -> DemoSession {
         if let keepVaultAt, FileManager.default.fileExists(atPath: keepVaultAt) {
             throw .cannotStart("\(keepVaultAt) exists already; --vault needs a path where no file is")
         }
         let directory = try makePrivateDirectory(in: base["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp")
+        guardDirectory(directory)
         // Kept outside the `do` so a failure after one provider started stops it again.
         var startedOpenID: DemoOpenIDProvider?
         var startedFirebase: IdentityToolkitEmulator?
@@ -115,13 +120,14 @@ public final class DemoSession: Sendable {
         "\(firebase.baseURL.absoluteString)/emulator/v1/projects/\(Self.firebaseConfiguration.projectID)/verificationCodes"
     }
 
-    /// Lines for the demo panel: who to sign in as at each provider, and what the demo's phone
-    /// app (the enrolled TOTP factor) shows at `date`.
+    /// Lines for the demo panel: who to sign in as at each provider, what the demo's phone
+    /// app (the enrolled TOTP factor) shows at `date`, and the keys to try once signed in.
     public func notes(at date: Date = Date()) -> [String] {
         [
             "Demo OpenID: user \(Self.openIDUsername), password \(Self.password) (a: the demo browser signs in)",
             "Demo Firebase (SMS): \(Self.firebaseEmail), password \(Self.password); "
                 + "Phone app shows \(TOTP.code(secret: Self.totpSecret, at: date) ?? "?")",
+            "Then: n another account, ⏎ on one signs it in again, m uses it in this directory, + a provider",
         ]
     }
 
@@ -220,6 +226,15 @@ public final class DemoSession: Sendable {
         guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
             throw DemoError.cannotStart("cannot write \(path)")
         }
+    }
+
+    /// Whether `path` is a directory `makePrivateDirectory` could have made: named
+    /// `latchkey-demo.*`, this user's, mode 0700, not a symlink. Only such a directory is removed
+    /// by the watchdog, whatever path it is handed.
+    public static func isPrivateDirectory(_ path: String) -> Bool {
+        var info = stat()
+        guard (path as NSString).lastPathComponent.hasPrefix("latchkey-demo."), lstat(path, &info) == 0 else { return false }
+        return info.st_mode & S_IFMT == S_IFDIR && info.st_mode & 0o7777 == 0o700 && info.st_uid == geteuid()
     }
 
     static func makePrivateDirectory(in parent: String) throws(DemoError) -> String {

@@ -26,6 +26,8 @@ public struct AccountSummary: Sendable, Equatable {
     public var lastError: String?
     /// The account a bare provider name selects (`latchkey default`, `D` on the screen).
     public var isDefault: Bool
+    /// config.toml maps its provider to it in the directory the screen runs in (`m`).
+    public var appliesHere = false
 
     public init(
         id: ID, displayName: String?, expiresAt: Date?, scopes: [String], hasRefreshToken: Bool, secondFactor: String? = nil,

@@ -388,6 +388,13 @@ public struct AppState: Sendable {
         case .character("x"):
             guard let account = selectedAccountOrOnlyOne else { return [.beep] }
             mode = .confirmSignOut(account.id)
+        case .character("m"):
+            guard let account = selectedAccount else {
+                message = Message(
+                    text: "m makes the selected account the one its provider means in this directory; select an account.", isError: true)
+                return [.beep]
+            }
+            return [.mapHere(account.selector)]
         case .character("D"):
             guard let account = selectedAccount else {
                 message = Message(text: "D makes the selected account its provider's default; select an account first.", isError: true)

@@ -103,13 +103,32 @@ final class EffectRunner {
                     inbox.post(.failed("Copy failed: \(Self.describe(error))"))
                 }
             }
+        case .mapHere(let selector):
+            spawn { [service, environment] inbox in
+                let directory = FileManager.default.currentDirectoryPath
+                let configFile = LatchkeyPaths(environment: environment).configFile
+                do {
+                    let record = try selector.select(from: try await service.keystore.records())
+                    try DirectoryMappingEdit.map(
+                        record.provider, to: record.label, in: directory, configFile: configFile, environment: environment)
+                    inbox.post(
+                        .accountsLoaded(
+                            EffectRunner.summaries(try await service.keystore.records(), environment: environment),
+                            backend: service.keystore.backendName))
+                    inbox.post(
+                        .notice("\(record.provider) now means \(record.label) in \(directory) (saved in \(configFile))."))
+                } catch {
+                    inbox.post(.failed("Could not map the directory: \(Self.describe(error))"))
+                }
+            }
         case .makeDefault(let selector):
-            spawn { [service] inbox in
+            spawn { [service, environment] inbox in
                 do {
                     let record = try await service.makeDefault(selector)
                     inbox.post(
                         .accountsLoaded(
-                            try await service.keystore.records().map(AccountSummary.init), backend: service.keystore.backendName))
+                            EffectRunner.summaries(try await service.keystore.records(), environment: environment),
+                            backend: service.keystore.backendName))
                     inbox.post(.notice("\(record.provider) now means \(record.label)."))
                 } catch {
                     inbox.post(.failed("Could not make it the default: \(Self.describe(error))"))
@@ -153,10 +172,11 @@ final class EffectRunner {
     // MARK: - Work
 
     private func loadAccounts() {
-        spawn { [service, typedPassphrase, vaultPath] inbox in
+        spawn { [service, typedPassphrase, vaultPath, environment] inbox in
             do throws(KeystoreError) {
                 let records = try await service.keystore.records()
-                inbox.post(.accountsLoaded(records.map(AccountSummary.init), backend: service.keystore.backendName))
+                inbox.post(
+                    .accountsLoaded(EffectRunner.summaries(records, environment: environment), backend: service.keystore.backendName))
             } catch .locked where typedPassphrase != nil {
                 inbox.post(.unlockNeeded(UnlockPrompt(vaultPath: vaultPath, creating: false)))
             } catch .wrongPassphrase where typedPassphrase != nil {
@@ -207,6 +227,20 @@ final class EffectRunner {
         tasks.removeAll { $0.isCancelled }
         let inbox = inbox
         tasks.append(Task.detached { await work(inbox) })
+    }
+
+    /// The accounts as the list shows them, marked where config.toml maps their provider in the
+    /// directory the screen runs in (read anew, so a mapping set with `m` shows at once).
+    static func summaries(_ records: [AccountRecord], environment: [String: String]) -> [AccountSummary] {
+        let configFile = LatchkeyPaths(environment: environment).configFile
+        let mappings = (try? LatchkeyConfiguration.load(path: configFile, environment: environment).directories) ?? DirectoryAccounts()
+        let report = StatusReport(
+            records: records, keystore: "", now: Date(), here: (mappings, FileManager.default.currentDirectoryPath))
+        return zip(records, report.accounts).map { record, reported in
+            var summary = AccountSummary(record)
+            summary.appliesHere = reported.appliesHere
+            return summary
+        }
     }
 
     private static func describe(_ error: any Error) -> String {

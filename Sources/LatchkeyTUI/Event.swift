@@ -140,6 +140,8 @@ public enum Effect: Sendable, Equatable {
     case copyToken(AccountSelector)
     /// Make the account the one its bare provider name selects.
     case makeDefault(AccountSelector)
+    /// Map the account's provider to it in the directory the screen runs in (config.toml).
+    case mapHere(AccountSelector)
     /// Read the installed presets for the add-provider screen.
     case loadPresets
     /// Write the provider file (only if it loads) and read providers.d again.

@@ -122,8 +122,11 @@ public enum Renderer {
                     "↑↓ move", enter, "n add account", "+ add provider", "r refresh", "x sign out", "c copy token", "/ filter", "? help",
                     "q quit",
                 ]
-                if let account = state.selectedAccount, state.provider(named: account.id.provider)?.enrollsPhones == true {
-                    keys.insert("e enroll phone", at: 2)
+                if let account = state.selectedAccount {
+                    keys.insert("m use here", at: 2)
+                    if state.provider(named: account.id.provider)?.enrollsPhones == true {
+                        keys.insert("e enroll phone", at: 2)
+                    }
                 }
             }
         }
@@ -224,7 +227,9 @@ public enum Renderer {
                 }
             case .account(let id):
                 let account = state.account(id)
-                name = "   " + safe(account?.label ?? id.subject) + (account?.isDefault == true ? " (default)" : "")
+                name =
+                    "   " + safe(account?.label ?? id.subject) + (account?.isDefault == true ? " (default)" : "")
+                    + (account?.appliesHere == true ? " (here)" : "")
                 if let account {
                     let accountStatus = state.status(of: account)
                     status = accountStatus.label
@@ -318,6 +323,7 @@ public enum Renderer {
             ("x", "sign out (asks first; revokes at the provider)"),
             ("c", "copy the access token to the clipboard (OSC 52)"),
             ("D", "make the account the default of its provider"),
+            ("m", "make the account the one its provider means in this directory (config.toml)"),
             ("e", "enroll a phone as second factor (firebase accounts)"),
             ("/", "filter by name; Esc clears"),
             ("?", "this help"),

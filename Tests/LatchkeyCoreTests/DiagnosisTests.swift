@@ -44,7 +44,7 @@ struct DiagnosisTests {
         let subjects = findings.map(\.subject)
         for subject in [
             "providers", "config.toml", "keystore", "vault permissions", "vault lock", "kernel keyring", "Secret Service", "IPv4 loopback",
-            "IPv6 loopback", "browser", "terminal",
+            "IPv6 loopback", "HTTP client", "browser", "terminal",
         ] {
             #expect(subjects.contains(subject), "no \(subject) line")
         }
@@ -113,6 +113,21 @@ struct DiagnosisTests {
         #expect(Set(warnings.map(\.subject)) == ["browser", "terminal", "kernel keyring"])
         #expect(warnings.first { $0.subject == "terminal" }?.found.contains("prints the status") == true)
         #expect(Diagnosis.isHealthy(findings))
+    }
+
+    @Test("a libcurl that cannot be loaded is a problem saying why and how to install it")
+    func missingHTTPLibrary() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        let probes = Diagnosis.Probes(
+            kernelKeyring: { nil }, secretService: { _ in .holdsKey }, loopback: { _ in nil }, isTerminal: { true },
+            httpLibrary: { .failure(.httpLibraryMissing("libcurl could not be loaded (libcurl.so.4: cannot open shared object file)")) })
+        let findings = await Self.findings(root, probes: probes)
+        let problem = try #require(findings.first { $0.subject == "HTTP client" })
+        #expect(problem.severity == .problem)
+        #expect(problem.description.contains("libcurl.so.4: cannot open shared object file"))
+        #expect(problem.description.contains("apt-get install libcurl4"))
+        #expect(!Diagnosis.isHealthy(findings))
     }
 
     @Test("over SSH the browser line says paste and device codes are used")

@@ -129,3 +129,36 @@ final class WarningLog: Sendable {
     var lines: [String] { state.withLock { $0 } }
     func append(_ line: String) { state.withLock { $0.append(line) } }
 }
+
+@Suite("Setting a directory's account in config.toml (the screen's m)")
+struct DirectoryMappingEditTests {
+    @Test("a new table goes at the end, an existing line is replaced, a new provider joins its table, and the rest is kept")
+    func setting() {
+        let original =
+            "# my settings\nkeystore = \"vault\"\n\n[directories.\"/w\"]\ngithub = \"a@w\"\n# a comment\n\n[directories.\"/x\"]\ngithub = \"b\"\n"
+        let added = DirectoryMappingEdit.setting("github", to: "me@home", in: "/home/me", text: original)
+        #expect(added == original + "\n[directories.\"/home/me\"]\ngithub = \"me@home\"\n")
+        let replaced = DirectoryMappingEdit.setting("github", to: "c@w", in: "/w", text: original)
+        #expect(replaced == original.replacingOccurrences(of: "github = \"a@w\"", with: "github = \"c@w\""))
+        let joined = DirectoryMappingEdit.setting("google", to: "g@w", in: "/w", text: original)
+        #expect(joined.contains("[directories.\"/w\"]\ngoogle = \"g@w\"\ngithub = \"a@w\"\n# a comment"))
+        #expect(DirectoryMappingEdit.setting("github", to: "a\"b", in: "/q", text: "") == "[directories.\"/q\"]\ngithub = \"a\\\"b\"\n")
+    }
+
+    @Test("the file is written only when it reads back, with its mode 0600; a broken config.toml is not made worse")
+    func writing() throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        let configFile = root.path + "/config/latchkey/config.toml"
+        try DirectoryMappingEdit.map("github", to: "alice@acme.example", in: "/work/acme", configFile: configFile, environment: [:])
+        let configuration = try LatchkeyConfiguration.load(path: configFile)
+        #expect(configuration.directories.mappings.first?.accounts == ["github": "alice@acme.example"])
+        let mode = try FileManager.default.attributesOfItem(atPath: configFile)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let broken = try root.write("broken/config.toml", "keystore = 42\n")
+        #expect(throws: (any Error).self) {
+            try DirectoryMappingEdit.map("github", to: "alice", in: "/w", configFile: broken, environment: [:])
+        }
+        #expect(try String(contentsOfFile: broken, encoding: .utf8) == "keystore = 42\n")
+    }
+}

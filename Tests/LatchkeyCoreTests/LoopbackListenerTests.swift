@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import LatchkeyCore
@@ -7,7 +8,7 @@ import Testing
 struct LoopbackListenerTests {
     @Test("the listener binds an ephemeral port on the IPv4 loopback address")
     func binds() async throws {
-        let listener = try await LoopbackListener.bind()
+        let listener = try await LoopbackListener.bind(path: Self.path)
         let addresses = listener.addresses
         await listener.close()
         #expect(listener.port > 0)
@@ -17,7 +18,7 @@ struct LoopbackListenerTests {
 
     @Test("for localhost the listener binds 127.0.0.1 and [::1] on the same port, never only one")
     func localhostBindsBothFamilies() async throws {
-        let listener = try await LoopbackListener.bind(host: .localhost)
+        let listener = try await LoopbackListener.bind(path: Self.path, host: .localhost)
         let addresses = listener.addresses
         await listener.close()
         #expect(Set(addresses) == ["127.0.0.1:\(listener.port)", "[::1]:\(listener.port)"])
@@ -26,9 +27,10 @@ struct LoopbackListenerTests {
     @Test("for localhost a port free on one family but taken on the other is skipped, not half-bound")
     func localhostSkipsAHalfFreePort() async throws {
         // Something else holds [::1]:P; 127.0.0.1:P is free.
-        let squatter = try await LoopbackListener.bind(host: .ipv6)
+        let squatter = try await LoopbackListener.bind(path: Self.path, host: .ipv6)
         let port = squatter.port
-        let fixed = try await LoopbackListener.bind(host: .localhost, ports: [port, 0].filter { $0 != 0 } + [try Self.freePort()])
+        let fixed = try await LoopbackListener.bind(
+            path: Self.path, host: .localhost, ports: [port, 0].filter { $0 != 0 } + [try Self.freePort()])
         let addresses = fixed.addresses
         await fixed.close()
         await squatter.close()
@@ -38,12 +40,14 @@ struct LoopbackListenerTests {
 
     @Test("with registered ports the first free one is taken, and none free is an error naming them")
     func registeredPorts() async throws {
-        let taken = try await LoopbackListener.bind()
+        let taken = try await LoopbackListener.bind(path: Self.path)
         let free = try Self.freePort()
-        let listener = try await LoopbackListener.bind(host: .ipv4, ports: [taken.port, free])
+        let listener = try await LoopbackListener.bind(path: Self.path, host: .ipv4, ports: [taken.port, free])
         #expect(listener.port == free)
         await listener.close()
-        await #expect(throws: LoopbackListenerError.self) { try await LoopbackListener.bind(host: .ipv4, ports: [taken.port]) }
+        await #expect(throws: LoopbackListenerError.self) {
+            try await LoopbackListener.bind(path: Self.path, host: .ipv4, ports: [taken.port])
+        }
         await taken.close()
     }
 
@@ -67,61 +71,134 @@ struct LoopbackListenerTests {
         throw CancellationError()
     }
 
-    @Test("the first request gets 200 and a fixed page, and is handed over with its target and Host")
-    func firstRequest() async throws {
-        let listener = try await LoopbackListener.bind()
-        let canary = "canary-\(UUID().uuidString)"
-        let target = "/oauth2redirect/\(canary)?code=\(canary)-code&state=%3Cscript%3E"
-        async let received = listener.firstRequest(timeout: .seconds(10))
-        let response = try #require(await RawHTTPClient.get(port: listener.port, target: target, host: "127.0.0.1:\(listener.port)"))
-        let request = try #require(await received)
-        await listener.close()
+    static let path = "/oauth2redirect/example"
 
-        #expect(response.status == 200)
-        #expect(response.body.contains("Return to the terminal"))
-        #expect(!response.body.contains(canary))
-        #expect(!response.head.contains(canary))
-        #expect(!response.body.contains("script"))
-        #expect(response.head.lowercased().contains("cache-control: no-store"))
-        #expect(request.target == target)
-        #expect(request.host == "127.0.0.1:\(listener.port)")
+    /// A GET from a "browser" that records when its answer came.
+    final class Browser: Sendable {
+        private final class Flag: Sendable { let raised = Mutex(false) }
+        private let flag = Flag()
+        let task: Task<RawHTTPClient.Response?, Never>
+
+        init(port: Int, target: String, host: String? = nil) {
+            let flag = self.flag
+            task = Task {
+                let response = await RawHTTPClient.get(port: port, target: target, host: host ?? "127.0.0.1:\(port)")
+                flag.raised.withLock { $0 = true }
+                return response
+            }
+        }
+
+        var answered: Bool { flag.raised.withLock { $0 } }
+        var response: RawHTTPClient.Response? { get async { await task.value } }
     }
 
-    @Test("the listener does not judge the request: a foreign Host is handed over for validation")
-    func foreignHostHandedOver() async throws {
-        let listener = try await LoopbackListener.bind()
-        async let received = listener.firstRequest(timeout: .seconds(10))
-        let response = await RawHTTPClient.get(port: listener.port, target: "/favicon.ico", host: "evil.example")
-        let request = try #require(await received)
+    @Test("a request at another path gets a 404 with a fixed page, and the listener goes on waiting for its own path")
+    func otherPathsGet404() async throws {
+        let listener = try await LoopbackListener.bind(path: Self.path)
+        let canary = "canary-\(UUID().uuidString)"
+        let stray = await RawHTTPClient.get(port: listener.port, target: "/oauth2redirect/other?code=\(canary)", host: "127.0.0.1")
+        let favicon = await RawHTTPClient.get(port: listener.port, target: "/favicon.ico", host: "127.0.0.1:\(listener.port)")
+        let browser = Browser(port: listener.port, target: Self.path + "?code=right")
+        let request = await listener.awaitRedirect(timeout: .seconds(10))
+        await listener.answer(.accepted)
+        let response = await browser.response
         await listener.close()
+
+        #expect(stray?.status == 404 && favicon?.status == 404)
+        #expect(stray?.body.contains("nothing here") == true)
+        #expect(stray?.body.contains(canary) == false && stray?.head.contains(canary) == false)
+        #expect(request?.target == Self.path + "?code=right")
         #expect(response?.status == 200)
-        #expect(request.target == "/favicon.ico")
+    }
+
+    @Test("the browser's page waits for the verdict, then says to return to the terminal, echoing nothing")
+    func acceptedAfterVerdict() async throws {
+        let listener = try await LoopbackListener.bind(path: Self.path)
+        let canary = "canary-\(UUID().uuidString)"
+        let target = Self.path + "?code=\(canary)-code&state=%3Cscript%3E"
+        let browser = Browser(port: listener.port, target: target)
+        let request = try #require(await listener.awaitRedirect(timeout: .seconds(10)))
+        try await Task.sleep(for: .milliseconds(300))
+        let answeredEarly = browser.answered
+        await listener.answer(.accepted)
+        let response = try #require(await browser.response)
+        await listener.close()
+
+        #expect(!answeredEarly, "the browser was answered before the sign-in judged its request")
+        #expect(request.target == target)
+        #expect(request.host == "127.0.0.1:\(listener.port)")
+        #expect(response.status == 200)
+        #expect(response.body.contains("Return to the terminal"))
+        #expect(!response.body.contains(canary) && !response.head.contains(canary))
+        #expect(!response.body.contains("script"))
+        #expect(response.head.lowercased().contains("cache-control: no-store"))
+    }
+
+    @Test("a refused redirect gets a fixed page saying so and pointing at the terminal, echoing nothing")
+    func refusedAfterVerdict() async throws {
+        let listener = try await LoopbackListener.bind(path: Self.path)
+        let canary = "canary-\(UUID().uuidString)"
+        let browser = Browser(port: listener.port, target: Self.path + "?error=%3Cb%3E\(canary)&error_description=\(canary)")
+        _ = try #require(await listener.awaitRedirect(timeout: .seconds(10)))
+        await listener.answer(.refused)
+        let response = try #require(await browser.response)
+        await listener.close()
+
+        #expect(response.status == 403)
+        #expect(response.body.contains("refused") && response.body.contains("terminal"))
+        #expect(!response.body.contains(canary) && !response.body.contains("<b>"))
+    }
+
+    @Test("the listener does not judge the request: a foreign Host at the path is handed over for validation")
+    func foreignHostHandedOver() async throws {
+        let listener = try await LoopbackListener.bind(path: Self.path)
+        let browser = Browser(port: listener.port, target: Self.path, host: "evil.example")
+        let request = try #require(await listener.awaitRedirect(timeout: .seconds(10)))
+        await listener.answer(.refused)
+        #expect(await browser.response?.status == 403)
+        await listener.close()
+        #expect(request.target == Self.path)
         #expect(request.host == "evil.example")
     }
 
-    @Test("a second request is refused or answered 410 Gone, and does not replace the first")
+    @Test("a browser left waiting gets its page at its own deadline, and when the listener closes")
+    func heldBrowserIsNotLeftHanging() async throws {
+        let quick = try await LoopbackListener.bind(path: Self.path, answerWithin: .milliseconds(200))
+        let first = Browser(port: quick.port, target: Self.path)
+        _ = await quick.awaitRedirect(timeout: .seconds(10))
+        #expect(await first.response?.status == 503)
+        await quick.close()
+
+        let patient = try await LoopbackListener.bind(path: Self.path, answerWithin: .seconds(600))
+        let second = Browser(port: patient.port, target: Self.path)
+        _ = await patient.awaitRedirect(timeout: .seconds(10))
+        await patient.close()
+        let response = await second.response
+        #expect(response?.status == 503)
+        #expect(response?.body.contains("terminal") == true)
+    }
+
+    @Test("a second request at the path is answered 410 Gone, and does not replace the first")
     func secondRequest() async throws {
-        let listener = try await LoopbackListener.bind()
-        let first = await RawHTTPClient.get(
-            port: listener.port, target: "/oauth2redirect/example?code=first", host: "127.0.0.1:\(listener.port)")
-        #expect(first?.status == 200)
-        let second = await RawHTTPClient.get(
-            port: listener.port, target: "/oauth2redirect/example?code=second", host: "127.0.0.1:\(listener.port)")
-        if let second {
-            #expect(second.status == 410)
-            #expect(!second.body.contains("second"))
-        }
-        let request = await listener.firstRequest(timeout: .seconds(5))
+        let listener = try await LoopbackListener.bind(path: Self.path)
+        let first = Browser(port: listener.port, target: Self.path + "?code=first")
+        let request = await listener.awaitRedirect(timeout: .seconds(5))
+        let second = await RawHTTPClient.get(port: listener.port, target: Self.path + "?code=second", host: "127.0.0.1:\(listener.port)")
+        await listener.answer(.accepted)
+        #expect(await first.response?.status == 200)
+        #expect(await listener.awaitRedirect(timeout: .seconds(5))?.target == Self.path + "?code=first")
         await listener.close()
-        #expect(request?.target == "/oauth2redirect/example?code=first")
+        #expect(request?.target == Self.path + "?code=first")
+        #expect(second?.status == 410)
+        #expect(second?.body.contains("second") == false)
     }
 
     @Test("waiting with no request returns nil when the time runs out")
     func timeout() async throws {
-        let listener = try await LoopbackListener.bind()
+        let listener = try await LoopbackListener.bind(path: Self.path)
         let clock = ContinuousClock()
         let started = clock.now
-        let request = await listener.firstRequest(timeout: .milliseconds(200))
+        let request = await listener.awaitRedirect(timeout: .milliseconds(200))
         let elapsed = clock.now - started
         await listener.close()
         #expect(request == nil)
@@ -132,10 +209,10 @@ struct LoopbackListenerTests {
 
     @Test("after close nothing is waited for and the port no longer answers")
     func closed() async throws {
-        let listener = try await LoopbackListener.bind()
+        let listener = try await LoopbackListener.bind(path: Self.path)
         await listener.close()
         await listener.close()
-        #expect(await listener.firstRequest(timeout: .seconds(10)) == nil)
-        #expect(await RawHTTPClient.get(port: listener.port, target: "/", host: "127.0.0.1:\(listener.port)") == nil)
+        #expect(await listener.awaitRedirect(timeout: .seconds(10)) == nil)
+        #expect(await RawHTTPClient.get(port: listener.port, target: Self.path, host: "127.0.0.1:\(listener.port)") == nil)
     }
 }

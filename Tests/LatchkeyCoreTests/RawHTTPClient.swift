@@ -16,8 +16,9 @@ enum RawHTTPClient {
     /// One GET to 127.0.0.1:`port`; `nil` when the connection is refused or closed without an answer.
     static func get(port: Int, target: String, host: String) async -> Response? {
         await withCheckedContinuation { continuation in
-            // Blocking socket calls stay off the cooperative pool.
-            DispatchQueue.global().async { continuation.resume(returning: getBlocking(port: port, target: target, host: host)) }
+            // Blocking socket calls stay off the cooperative pool, and off Dispatch's global queue,
+            // whose few threads (one per core) held redirects would otherwise take up.
+            Thread.detachNewThread { continuation.resume(returning: getBlocking(port: port, target: target, host: host)) }
         }
     }
 
@@ -25,7 +26,8 @@ enum RawHTTPClient {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        // Generous: a held redirect is answered by a task, which waits its turn on a loaded machine.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

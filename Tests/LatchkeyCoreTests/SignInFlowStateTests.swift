@@ -130,7 +130,8 @@ struct SignInFlowStateTests {
         #expect(pending.redirectURI == "http://127.0.0.1:5000/oauth2redirect/corp")
         let request = RedirectRequest(
             target: "/oauth2redirect/corp?code=c&state=\(pending.state.exposedValue)", host: "127.0.0.1:5000")
-        guard case .exchange(let code, let exchanged) = flow.handle(.redirectReceived(request)) else { throw Failure("no exchange") }
+        guard case .answerBrowser(.accepted) = flow.handle(.redirectReceived(request)) else { throw Failure("browser not answered") }
+        guard case .exchange(let code, let exchanged) = flow.handle(.browserAnswered) else { throw Failure("no exchange") }
         #expect(code.value == Secret("c"))
         #expect(exchanged.loginHint == nil, "a federated first factor's accounts are named differently: no login_hint")
         var first = Self.record
@@ -142,6 +143,25 @@ struct SignInFlowStateTests {
             case .submitFirstFactor(.federated(providerID: "oidc.corp", idToken: Secret("corp-id-token")), firebase) = flow.handle(
                 .notified)
         else { throw Failure("ID token not federated") }
+    }
+
+    @Test("a refused redirect is answered as refused, then the sign-in fails with the reason and exchanges nothing")
+    func refusedRedirect() throws {
+        let corp = Provider.testing(name: "corp")
+        var flow = SignInFlow(provider: corp, mode: .loopback)
+        _ = flow.start()
+        _ = flow.handle(.keystoreOpened)
+        let metadata = ServerMetadata(
+            issuer: corp.asOAuth.issuer, authorizationEndpoint: URL(string: "https://idp.example.com/authorize")!,
+            tokenEndpoint: URL(string: "https://idp.example.com/token")!, jwksURI: URL(string: "https://idp.example.com/jwks"))
+        guard case .bindListener = flow.handle(.metadataFetched(metadata)) else { throw Failure("no listener") }
+        guard case .openBrowser = flow.handle(.listenerBound(port: 5000, addresses: ["127.0.0.1:5000"])) else {
+            throw Failure("no browser")
+        }
+        let forged = RedirectRequest(target: "/oauth2redirect/corp?code=c&state=not-ours", host: "127.0.0.1:5000")
+        guard case .answerBrowser(.refused) = flow.handle(.redirectReceived(forged)) else { throw Failure("browser not told") }
+        guard case .failed(let error) = flow.handle(.browserAnswered) else { throw Failure("went on") }
+        #expect(error as? AuthorizationResponseError == .stateMismatch)
     }
 
     @Test("a provider without client_id fails before anything runs")

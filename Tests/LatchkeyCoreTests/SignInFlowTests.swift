@@ -65,6 +65,7 @@ struct SignInFlowTests {
         }
         #expect(try await keystore.records().isEmpty)
         #expect(server.transport.sent(to: "/token").isEmpty)
+        #expect(forged.answers == [.refused])
     }
 
     @Test("with no browser the person is told where to go, and the sign-in still completes")

@@ -37,7 +37,7 @@ struct TokenCopiesTests {
         _ = try await Self.unlockedVault(path).records()
         #expect(Self.copies(of: path) == made)
 
-        try await vault.update { records in records.removeLast() }
+        _ = try await vault.update { records in records.removeLast() }
         let afterChange = try #require(Self.copies(of: path))
         #expect(afterChange != made)
         #expect(KernelKeyring.read(description: TokenCopy.selectorKeyDescription(vaultPath: path, selector: "google:1002")) == nil)

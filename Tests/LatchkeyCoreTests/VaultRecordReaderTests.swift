@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func readsEveryFieldOfWhatTheVaultWritesAsJSONDecoderDoes() throws {
-        let dates = [0, 1_795_000_000, 1_795_000_000.123456, -1e300, 1e300, 4.9e-324, -0.5, 9.3e18]
+        let dates = [0, 1_795_000_000, 1_795_000_000.123456, -1e300, 1e300, Double.leastNonzeroMagnitude, -0.5, 9.3e18]
         let records = Self.awkwardTexts.enumerated().map { index, text in
             Self.everyField(text: text, date: dates[index % dates.count], isDefault: [true, false, nil][index % 3])
         }

@@ -21,10 +21,12 @@ public final class FakeBrowser: Browser {
 ///
 /// `respond` sees the authorization URL the browser was sent to (the latest one opened by
 /// `browser`) and returns the redirect request the "person" comes back with, or nil for a time-out.
+/// What the browser was then told is in `answers`.
 public struct ScriptedListenerFactory: RedirectListenerFactory {
     public let browser: FakeBrowser
     public let port: Int
     public let respond: @Sendable (URL) -> RedirectRequest?
+    private let answered = Answers()
 
     public init(browser: FakeBrowser, port: Int = 49_321, respond: @escaping @Sendable (URL) -> RedirectRequest?) {
         self.browser = browser
@@ -32,8 +34,15 @@ public struct ScriptedListenerFactory: RedirectListenerFactory {
         self.respond = respond
     }
 
-    public func bind(host: OAuthClient.LoopbackHost, ports: [Int]) async throws -> any RedirectListener {
+    /// The pages the browser was given, in order: one per redirect the sign-in judged.
+    public var answers: [BrowserAnswer] { answered.list.withLock { $0 } }
+
+    public func bind(path: String, host: OAuthClient.LoopbackHost, ports: [Int]) async throws -> any RedirectListener {
         ScriptedListener(factory: self)
+    }
+
+    private final class Answers: Sendable {
+        let list = Mutex<[BrowserAnswer]>([])
     }
 
     struct ScriptedListener: RedirectListener {
@@ -41,9 +50,13 @@ public struct ScriptedListenerFactory: RedirectListenerFactory {
         var port: Int { factory.port }
         var addresses: [String] { ["127.0.0.1:\(factory.port)"] }
 
-        func firstRequest(timeout: Duration) async -> RedirectRequest? {
+        func awaitRedirect(timeout: Duration) async -> RedirectRequest? {
             guard let url = factory.browser.urls.last else { return nil }
             return factory.respond(url)
+        }
+
+        func answer(_ answer: BrowserAnswer) async {
+            factory.answered.list.withLock { $0.append(answer) }
         }
 
         func close() async {}

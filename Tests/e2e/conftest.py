@@ -14,7 +14,9 @@ What it provides:
   provider directory and passphrase file, which writes provider files, runs
   the binary with a time limit and captures stdout, stderr and exit status;
 * helpers shared by the test modules (userinfo calls, JWT decoding, the
-  "nothing was stored" check).
+  "nothing was stored" check);
+* tests marked ``alone`` run while no other test of the session runs, also under
+  pytest-xdist (``-n N``, as scripts/test runs them).
 
 The binary is ``$LATCHKEY_BIN`` or ``<repo>/.build/debug/latchkey``.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 import atexit
 import base64
 import ctypes
+import fcntl
 import json
 import os
 import re
@@ -34,6 +37,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -93,6 +97,37 @@ def _kill_group(pgid: int) -> None:
 def _kill_leftovers():
     for pgid in list(_LIVE_GROUPS):
         _kill_group(pgid)
+
+
+# --------------------------------------------------------------------------- tests that run alone
+
+# A test marked `alone` changes what every process of this user shares (the kernel's key quota).
+# It holds an exclusive lock from the setup of its fixtures to their teardown; every other test
+# holds a shared one, fixtures of any scope included (a module's signed-in account unlocks a vault
+# too), in a directory the xdist workers inherit from the controller. Under `-n N` an `alone` test
+# so waits for a moment when no other test runs, often the end; scripts/test runs them in a pass
+# of their own after the others (`-m alone`).
+_LOCKS = "LATCHKEY_E2E_LOCKS"
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
+        config._latchkey_locks = tempfile.mkdtemp(prefix="latchkey-e2e-locks.")
+        os.environ[_LOCKS] = config._latchkey_locks
+
+
+def pytest_unconfigure(config):
+    if hasattr(config, "_latchkey_locks"):
+        shutil.rmtree(config._latchkey_locks, ignore_errors=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    alone = item.get_closest_marker("alone") is not None
+    mode = fcntl.LOCK_EX if alone else fcntl.LOCK_SH
+    with open(Path(os.environ[_LOCKS]) / "alone.lock", "a") as lock:
+        fcntl.flock(lock, mode)
+        return (yield)
 
 
 # --------------------------------------------------------------------------- the test IdP

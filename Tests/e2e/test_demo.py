@@ -101,6 +101,28 @@ def test_demo_browser_approves_a_device_code_from_the_screen(tmux, lk):
     tmux.send("q")
 
 
+def test_the_demo_shows_the_account_keys_and_keeps_what_they_write_in_its_own_directory(tmux, lk):
+    """The panel names the keys to try once signed in; m maps the directory the demo runs in
+    (in the demo's own config.toml, gone with the demo) and + opens the provider form."""
+    tmux.start(demo_command(), demo_env(lk))
+    text = tmux.wait_text("q quit")
+    assert "n another account, ⏎ on one signs it in again, m uses it in this directory, + a provider" in text
+    tmux.send("Enter")
+    tmux.wait_text("No browser could be opened")
+    tmux.send("a")
+    tmux.wait_text("Signed in to Demo OpenID as", timeout=30)
+    tmux.wait_text("m use here")  # the new account is selected
+    tmux.send("m")
+    tmux.wait_text("(here)")
+    tmux.send("+")
+    tmux.wait_text("OpenID provider by its issuer")
+    tmux.send("Escape")
+    tmux.wait_text("m use here")
+    tmux.send("q")
+    tmux.wait_for(lambda _: not list(lk.tmp.glob("latchkey-demo.*")), what="the demo's directory removed")
+    assert leftovers(lk) == [], "the mapping stayed in the demo's config.toml"
+
+
 @pytest.mark.parametrize("key, trap, status", [("C-c", "INT", 130), ("C-\\", "QUIT", 131)], ids=["ctrl-c", "ctrl-backslash"])
 def test_ctrl_c_and_ctrl_backslash_end_the_demo_and_remove_its_directory(tmux, lk, key, trap, status):
     out = lk.root / "rc"
@@ -177,3 +199,29 @@ def test_demo_vault_path_taken_while_the_demo_ran_is_never_written_through(lk):
     assert "the demo vault was not kept" in stderr and "nothing there was replaced" in stderr, stderr
     assert target.read_text() == "precious" and kept.is_symlink()
     assert leftovers(lk) == []
+
+
+def test_a_demo_killed_with_sigkill_still_leaves_no_directory_and_no_passphrase_behind(lk):
+    """A trap in a server, an out-of-memory kill or SIGKILL skip every handler: the watchdog the
+    demo starts sees its pipe close and removes the private directory."""
+    popen, exports = start_headless(lk)
+    directory = Path(exports["LATCHKEY_PASSPHRASE_FILE"]).parent
+    assert (directory / "passphrase").exists()
+    popen.send_signal(signal.SIGKILL)
+    popen.wait(30)
+    deadline = time.monotonic() + 10
+    while directory.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not directory.exists(), "the demo's private directory outlived it"
+    assert leftovers(lk) == []
+
+
+def test_the_demo_watchdog_removes_only_a_private_demo_directory(lk):
+    """Handed any other path, the watchdog removes nothing."""
+    victim = lk.root / "not-a-demo"
+    victim.mkdir(mode=0o700)
+    (victim / "keep").write_text("mine")
+    done = subprocess.run([str(LATCHKEY_BIN), "demo", "--remove-when-done", str(victim)], stdin=subprocess.DEVNULL,
+                          env=demo_env(lk), capture_output=True, timeout=30)
+    assert done.returncode == 0, done
+    assert (victim / "keep").read_text() == "mine"

@@ -94,6 +94,17 @@ def test_signing_in_again_as_the_same_person_updates_the_account(lk, idp_a):
     assert_userinfo(idp_a, after, ALICE)
 
 
+def test_a_proxy_in_the_environment_is_not_used_for_a_provider_on_loopback(lk, idp_a):
+    """Every proxy variable points at a closed port: discovery, the token request and the JWKS
+    reach the loopback provider directly, and the sign-in succeeds."""
+    lk.add_provider("a", idp_a)
+    dead = "http://127.0.0.1:9"
+    proxies = {name: dead for name in ("http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")}
+    result = lk.login("a", env={**proxies, "no_proxy": "corp.example"})
+    assert result.code == EX_OK, f"{result}\nUA log:\n{lk.ua_log_text()}"
+    assert [a["account"] for a in lk.status()] == [ALICE]
+
+
 def test_signing_in_as_another_person_adds_a_second_account(lk, idp_a):
     lk.add_provider("a", idp_a)
     assert lk.login("a").code == EX_OK

@@ -93,6 +93,7 @@ def root_keys_in_use() -> int:
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.access(ROOT_MAXKEYS, os.W_OK),
                     reason="needs root to lower the kernel's key quota for a moment")
+@pytest.mark.alone  # while the quota is full, no other test can unlock a vault or copy a token
 def test_logout_with_the_key_quota_full_leaves_no_usable_token_copy(lk):
     lk.add_provider("p")  # its issuer is unreachable: logout deletes the account all the same
     seed(lk, "p", "x:alice")

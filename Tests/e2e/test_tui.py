@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import ALICE, Latchkey
+from conftest import ALICE, Latchkey, assert_userinfo
 from tui_support import colour_codes, screen_command, screen_env, tmux  # noqa: F401 (fixture)
 
 COUNTDOWN = re.compile(r"\b(\d\d):(\d\d)\b")
@@ -353,3 +353,28 @@ def test_plus_adds_a_provider_by_issuer_writing_only_a_file_that_loads_and_shows
     assert lk.run("providers", "check").code == 0
     tmux.send("Enter")
     tmux.wait_text("Signed in to a as alice@example.test", timeout=40)
+
+
+def test_m_makes_the_selected_account_the_one_its_provider_means_in_this_directory(tmux, lk, idp_a, idp_b):
+    """The mapping goes into config.toml for the directory the screen runs in, the list marks it,
+    and `latchkey token a` there answers for that account, not the default."""
+    two_providers(lk, idp_a, idp_b)
+    assert lk.login("a", user="alice").code == 0 and lk.login("a", user="bob").code == 0
+    lk.ok("default", "a:bob@example.test")
+    project = lk.root / "project"
+    project.mkdir()
+    tmux.start(f"cd {project} && {screen_command()}", screen_env(lk))
+    tmux.wait_text("q quit")
+    tmux.send("Down")  # the first account row: alice
+    tmux.wait_text("alice@example.test")
+    tmux.send("m")
+    tmux.wait_text("now means alice")
+    text = tmux.wait_text("(here)")
+    assert any("alice@example.test" in line and "(here)" in line for line in text.splitlines()), text
+    config = (lk.config / "latchkey" / "config.toml").read_text()
+    assert f'[directories."{project.resolve()}"]' in config and 'a = "alice@example.test"' in config, config
+    tmux.send("q")
+    here = lk.run("token", "a", cwd=project)
+    assert here.code == 0, here
+    assert_userinfo(idp_a, here.stdout.strip(), "alice@example.test")
+    assert_userinfo(idp_a, lk.token("a"), "bob@example.test")

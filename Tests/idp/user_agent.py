@@ -20,6 +20,8 @@ Environment (all optional):
   LATCHKEY_TEST_UA_USER / LATCHKEY_TEST_UA_PASSWORD   credentials
   LATCHKEY_TEST_UA_TAMPER    comma-separated list of:
       path=/p         deliver at another path on the same host:port
+      then-right-path after that delivery (whatever its answer), deliver the
+                      same response at the redirect URI's own path
       iss=URL         replace (or add) the iss parameter
       drop-iss        remove iss
       state=VALUE     replace state          drop-state   remove state
@@ -46,6 +48,10 @@ then continues at callback_url. `deny` is not supported there (exit 1).
 Device flow (RFC 8628): given DOT's verification URI (/o/device/, or
 verification_uri_complete with ?user_code=), the person logs in, enters the
 user code and presses Accept (Deny with `deny`); nothing is delivered.
+
+Every delivery is logged with the listener's HTTP status ("-> HTTP 404").
+The person talks to loopback only: proxy variables in the environment are
+ignored (they are there for latchkey, which must not use them for loopback).
 
 Prints nothing on stdout. Exit status: 0 when the redirect was delivered (any
 HTTP answer from the listener counts) or saved; 1 on failure (one line on
@@ -171,13 +177,13 @@ def hidden_fields(form):
 
 
 def parse_tamper(spec):
-    t = {"replay": False, "deny": False, "drop_iss": False, "drop_state": False}
+    t = {"replay": False, "deny": False, "drop_iss": False, "drop_state": False, "then_right_path": False}
     for item in (spec or "").split(","):
         item = item.strip()
         if not item:
             continue
         key, sep, value = item.partition("=")
-        if key in ("replay", "deny", "drop-iss", "drop-state") and not sep:
+        if key in ("replay", "deny", "drop-iss", "drop-state", "then-right-path") and not sep:
             t[key.replace("-", "_")] = True
         elif key in ("path", "iss", "state", "error", "save") and sep:
             t[key] = value
@@ -185,6 +191,8 @@ def parse_tamper(spec):
             raise ValueError(f"unknown LATCHKEY_TEST_UA_TAMPER item {item!r}")
     if "path" in t and not t["path"].startswith("/"):
         raise ValueError("path= must start with '/'")
+    if t["then_right_path"] and "path" not in t:
+        raise ValueError("then-right-path needs path=")
     return t
 
 
@@ -226,6 +234,13 @@ def apply_tamper(url, t):
 # --------------------------------------------------------------------------- the person
 
 
+def loopback_session():
+    """A session that ignores proxy variables: everything the person talks to is on loopback."""
+    s = requests.Session()
+    s.trust_env = False
+    return s
+
+
 def origin(url):
     p = urlsplit(url)
     return (p.scheme, p.netloc.lower())
@@ -258,7 +273,7 @@ def drive(auth_url, user, password, deny, log):
     For a device-flow verification URI, enter the user code and accept (or
     deny); returns None then, as there is nothing to deliver."""
     idp = origin(auth_url)
-    s = requests.Session()
+    s = loopback_session()
     s.headers["User-Agent"] = "LatchkeyTestUserAgent/1.0"
     url = auth_url
     resp = s.get(url, allow_redirects=False, timeout=HTTP_TIMEOUT)
@@ -371,7 +386,7 @@ def discover_issuer(auth_url, log):
     base_path = p.path.rstrip("/").rsplit("/", 1)[0]  # /o/authorize/ -> /o
     base = urlunsplit((p.scheme, p.netloc, base_path, "", ""))
     try:
-        r = requests.get(base + "/.well-known/openid-configuration", timeout=HTTP_TIMEOUT)
+        r = loopback_session().get(base + "/.well-known/openid-configuration", timeout=HTTP_TIMEOUT)
         if r.ok:
             return r.json()["issuer"]
     except (requests.RequestException, ValueError, KeyError):
@@ -398,7 +413,7 @@ def deliver(url, log, retry_seconds):
     deadline = time.monotonic() + retry_seconds
     while True:
         try:
-            r = requests.get(url, allow_redirects=False, timeout=HTTP_TIMEOUT)
+            r = loopback_session().get(url, allow_redirects=False, timeout=HTTP_TIMEOUT)
             log(f"delivered {mask_url(url)} -> HTTP {r.status_code}")
             return r.status_code
         except requests.ConnectionError as e:
@@ -440,7 +455,7 @@ def run(auth_url, env=None):
     if final is None:  # device flow: the person is done once the IdP shows the status page
         log("done (device flow)")
         return None
-    final = apply_tamper(final, tamper)
+    redirect, final = final, apply_tamper(final, tamper)
 
     if "save" in tamper:
         with open(tamper["save"], "w", encoding="utf-8") as f:
@@ -449,6 +464,9 @@ def run(auth_url, env=None):
         return final
 
     deliver(final, log, retry_seconds=5)
+    if tamper["then_right_path"]:
+        final = apply_tamper(redirect, {k: v for k, v in tamper.items() if k != "path"})
+        deliver(final, log, retry_seconds=0)
     if tamper["replay"]:
         try:
             deliver(final, log, retry_seconds=0)

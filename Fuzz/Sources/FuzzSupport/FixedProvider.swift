@@ -26,9 +26,12 @@ public enum FixedProvider {
         """)
 
     private static func oauth(_ name: String, _ text: String) -> OAuthProvider {
-        guard case .success(let provider) = ProviderFileParser().parse(text, file: "/fuzz/providers.d/\(name).toml"),
-            let oauth = provider.oauth
-        else { fatalError("the fixed provider \(name) does not parse") }
-        return oauth
+        guard case .success(let provider) = ProviderFileParser().parse(text, file: "/fuzz/providers.d/\(name).toml") else {
+            fatalError("the fixed provider \(name) does not parse")
+        }
+        switch provider.kind {
+        case .oidc(let client), .oauth2(let client): return OAuthProvider(provider, client: client)
+        case .firebase: fatalError("the fixed provider \(name) is not an OAuth provider")
+        }
     }
 }

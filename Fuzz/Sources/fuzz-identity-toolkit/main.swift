@@ -1,6 +1,6 @@
-// Identity Toolkit and securetoken answers (SecondFactor/FirebaseWire.swift, the decoding in
-// SecondFactor/FirebaseBackend.swift) and Google's error envelope
-// (SecondFactor/FirebaseErrorEnvelope.swift): one body, read as every response type.
+// Identity Toolkit and securetoken answers (Firebase/FirebaseWire.swift, the decoding in
+// Firebase/FirebaseBackend.swift) and Google's error envelope
+// (Firebase/FirebaseErrorEnvelope.swift): one body, read as every response type.
 internal import Foundation
 internal import FuzzSupport
 

@@ -1,4 +1,4 @@
-// An MFA plugin's answer line (SecondFactor/ExecBackend.swift): the first line of its output,
+// An MFA plugin's answer line (Firebase/ExecBackend.swift): the first line of its output,
 // read as the answer to a first factor (tokens, hints or error).
 internal import FuzzSupport
 

@@ -1,4 +1,4 @@
-// The vault file header (Keystore/VaultFormat.swift): read before anything authenticates it.
+// The vault file header (LatchkeyVault/VaultFormat.swift): read before anything authenticates it.
 internal import Crypto
 internal import FuzzSupport
 

@@ -34,7 +34,7 @@ public struct Composition: Sendable {
                 let source: any PassphraseProvider = environment["LATCHKEY_PASSPHRASE_FILE"].map { PassphraseFile(path: $0) } ?? passphrase
                 keystore = VaultKeystore(
                     path: paths.vaultFile, passphrase: source, cacheKey: true, unlockDuration: TimeInterval(settings.unlockTimeout),
-                    directories: (paths.configFile, settings.directories))
+                    directories: settings.sourceIdentity.map { ($0, settings.directories) })
             case .secretService:
                 keystore = VaultKeystore.secretService(path: paths.secretServiceVaultFile)
                 // config.toml moved away from the passphrase vault: its cached key and token copies

@@ -27,6 +27,9 @@ public struct SignInFlow: Sendable {
         case bindListener(OAuthProvider)
         /// Send the browser to the authorization URL and wait for the redirect. → `redirectReceived`
         case openBrowser(PendingAuthorization, listeningOn: [String])
+        /// Give the browser that delivered the redirect its page, now that the redirect is
+        /// judged, and close the listener. → `browserAnswered`
+        case answerBrowser(BrowserAnswer)
         /// Ask for the final redirect URL (paste mode). → `redirectPasted`
         case askForPastedRedirect(PendingAuthorization)
         /// RFC 8628 §3.1. → `deviceAuthorizationStarted`
@@ -74,6 +77,7 @@ public struct SignInFlow: Sendable {
         case metadataFetched(ServerMetadata)
         case listenerBound(port: Int, addresses: [String])
         case redirectReceived(RedirectRequest)
+        case browserAnswered
         case redirectPasted(String)
         case deviceAuthorizationStarted(DeviceAuthorization)
         case accountIdentified(AccountRecord)
@@ -108,6 +112,8 @@ public struct SignInFlow: Sendable {
         case fetchingMetadata(OAuthLeg)
         case binding(OAuthLeg, ServerMetadata)
         case awaitingRedirect(OAuthLeg, PendingAuthorization)
+        /// The redirect is judged; the browser is told before the verdict is acted on.
+        case answeringBrowser(OAuthLeg, Verdict)
         case startingDevice(OAuthLeg, ServerMetadata)
         case identifyingOAuthAccount(OAuthLeg)
         /// The account of a federated sign-in's first factor is stored before its ID token goes on.
@@ -239,9 +245,13 @@ public struct SignInFlow: Sendable {
             state = .awaitingRedirect(leg, pending)
             return .openBrowser(pending, listeningOn: addresses)
         case (.awaitingRedirect(let leg, let pending), .redirectReceived(let request)):
-            return validate(leg, pending) { request }
+            let verdict = Self.judge(pending) { request }
+            state = .answeringBrowser(leg, verdict)
+            return .answerBrowser(verdict.answer)
+        case (.answeringBrowser(let leg, let verdict), .browserAnswered):
+            return proceed(leg, verdict)
         case (.awaitingRedirect(let leg, let pending), .redirectPasted(let text)):
-            return validate(leg, pending) { try RedirectRequest(pastedURL: text) }
+            return proceed(leg, Self.judge(pending) { try RedirectRequest(pastedURL: text) })
         case (.startingDevice(let leg, let metadata), .deviceAuthorizationStarted(let authorization)):
             state = .identifyingOAuthAccount(leg)
             return .pollDeviceAuthorization(authorization, leg.provider, metadata)
@@ -320,13 +330,32 @@ public struct SignInFlow: Sendable {
         return .fetchMetadata(leg.provider)
     }
 
-    /// Checks the redirect against the pending request (path, Host, state, iss), then exchanges.
-    private mutating func validate(_ leg: OAuthLeg, _ pending: PendingAuthorization, _ request: () throws -> RedirectRequest) -> Action {
+    /// A redirect checked against the pending request (path, Host, state, iss, error/code).
+    enum Verdict: Sendable {
+        case accepted(AuthorizationCode, PendingAuthorization)
+        case refused(any Error)
+
+        var answer: BrowserAnswer {
+            if case .accepted = self { return .accepted }
+            return .refused
+        }
+    }
+
+    private static func judge(_ pending: PendingAuthorization, _ request: () throws -> RedirectRequest) -> Verdict {
         do {
-            let code = try pending.validate(try request())
+            return .accepted(try pending.validate(try request()), pending)
+        } catch {
+            return .refused(error)
+        }
+    }
+
+    /// An accepted code is exchanged; a refused response ends the sign-in with the reason.
+    private mutating func proceed(_ leg: OAuthLeg, _ verdict: Verdict) -> Action {
+        switch verdict {
+        case .accepted(let code, let pending):
             state = .identifyingOAuthAccount(leg)
             return .exchange(code, pending)
-        } catch {
+        case .refused(let error):
             return fail(error)
         }
     }

@@ -66,11 +66,18 @@ struct SignInRunner {
                 return .metadataFetched(try await service.engine.metadata(for: provider))
             case .bindListener(let provider):
                 // Bound before the browser opens (RFC 8252 §7.3), so the redirect cannot race the listener.
-                let bound = try await service.listeners.bind(host: provider.loopbackHost, ports: provider.loopbackPorts)
+                let bound = try await service.listeners.bind(
+                    path: provider.redirectPath, host: provider.loopbackHost, ports: provider.loopbackPorts)
                 listener = bound
                 return .listenerBound(port: bound.port, addresses: bound.addresses)
             case .openBrowser(let pending, let addresses):
                 return try await awaitRedirect(pending, listeningOn: addresses)
+            case .answerBrowser(let answer):
+                guard let bound = listener else { preconditionFailure("answerBrowser without a listener") }
+                listener = nil
+                await bound.answer(answer)
+                await bound.close()
+                return .browserAnswered
             case .askForPastedRedirect(let pending):
                 await interaction.authorizationStarted(
                     url: pending.authorizationURL, provider: pending.provider, redirectURI: pending.redirectURI, listeningOn: [])
@@ -123,12 +130,12 @@ struct SignInRunner {
             }
         }
 
-        /// Sends the browser, waits for the one request the listener takes, and closes it.
+        /// Sends the browser and waits for the one request the listener takes; the listener stays
+        /// open (its browser waiting) until the flow has judged the request.
         private mutating func awaitRedirect(_ pending: PendingAuthorization, listeningOn addresses: [String]) async throws
             -> SignInFlow.Event
         {
             guard let bound = listener else { preconditionFailure("openBrowser before bindListener") }
-            listener = nil
             await interaction.authorizationStarted(
                 url: pending.authorizationURL, provider: pending.provider, redirectURI: pending.redirectURI, listeningOn: addresses)
             do {
@@ -136,9 +143,9 @@ struct SignInRunner {
             } catch {
                 await interaction.browserUnavailable(url: pending.authorizationURL, reason: error.description)
             }
-            let request = await bound.firstRequest(timeout: runner.timeout)
-            await bound.close()
-            guard let request else {
+            guard let request = await bound.awaitRedirect(timeout: runner.timeout) else {
+                listener = nil
+                await bound.close()
                 throw SignInError.timedOut(provider: pending.provider.name, seconds: Int(runner.timeout.components.seconds))
             }
             return .redirectReceived(request)

@@ -1,5 +1,5 @@
 import Foundation
-public import LatchkeyVault
+import LatchkeyVault
 
 /// The parts of `kind = "firebase"` accounts that are not the sign-in's steps: which backend
 /// serves the provider, refresh, and the account record built from its tokens.

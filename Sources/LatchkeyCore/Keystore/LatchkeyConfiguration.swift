@@ -23,6 +23,10 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     public var agent = AgentSettings()
     /// `[hooks]`: programs run on sign-ins, failed refreshes, expiry and releases.
     public var hooks = HookSettings()
+    /// The identity of the file these settings were read from (`DirectoryAccountsCopy.identity`),
+    /// when it did not change while it was read: what the launcher's copy of the mappings is
+    /// labelled with, so the launcher never applies mappings of a file that changed since.
+    public var sourceIdentity: String?
 
     public init() {}
 
@@ -32,13 +36,23 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     /// Reads the file when it exists; a broken file is an error naming file, line and field.
     /// `environment` gives `HOME`, for directories written as `~/…`.
     public static func load(path: String, environment: [String: String] = [:]) throws(ProviderFileErrors) -> LatchkeyConfiguration {
-        var configuration = LatchkeyConfiguration()
+        let before = DirectoryAccountsCopy.identity(ofConfigFile: path)
         let text: String
         switch TextFile.read(path) {
         case .success(let read): text = read
-        case .failure(.missing): return configuration
+        case .failure(.missing): return LatchkeyConfiguration()
         case .failure(let problem): throw ProviderFileErrors([ProviderFileError(file: path, message: problem.message)])
         }
+        var configuration = try checked(text, path: path, environment: environment)
+        if case .some(let identity?) = before, DirectoryAccountsCopy.identity(ofConfigFile: path) == before {
+            configuration.sourceIdentity = identity
+        }
+        return configuration
+    }
+
+    /// `text` read as config.toml at `path` would be: the settings, or every error with its line.
+    static func checked(_ text: String, path: String, environment: [String: String]) throws(ProviderFileErrors) -> LatchkeyConfiguration {
+        var configuration = LatchkeyConfiguration()
         var reader = ProviderFileParser.Context(file: path, text: text)
         if let problem = TOMLPreflight.problem(in: text) {
             throw ProviderFileErrors([ProviderFileError(file: path, line: problem.line, message: problem.message)])
@@ -72,7 +86,8 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     }
 
     /// `[directories."~/work/acme"]` tables of `provider = "account"` strings.
-    static func directories(_ value: TOMLValueConvertible, reader: inout ProviderFileParser.Context, home: String?) -> DirectoryAccounts {
+    static func directories(_ value: any TOMLValueConvertible, reader: inout ProviderFileParser.Context, home: String?) -> DirectoryAccounts
+    {
         guard let table = value.table else {
             reader.fail("directories", "must be tables such as [directories.\"~/work/acme\"] with github = \"alice@acme.example\"")
             return DirectoryAccounts()

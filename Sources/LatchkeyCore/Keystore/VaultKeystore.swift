@@ -21,7 +21,7 @@ public final class VaultKeystore: Keystore {
     /// The derived key and the salt it belongs to: derived once per process (scrypt is slow on purpose).
     private let unlocked = Mutex<UnlockedKey?>(nil)
     /// config.toml and its directory mappings, copied for the launcher beside the token copies.
-    private let directories: (configFile: String, accounts: DirectoryAccounts)?
+    private let directories: (identity: String, accounts: DirectoryAccounts)?
 
     struct UnlockedKey {
         var salt: [UInt8]
@@ -30,10 +30,11 @@ public final class VaultKeystore: Keystore {
     }
 
     /// A vault at `path`; with `cacheKey`, an unlock is remembered in the kernel keyring for
-    /// `unlockDuration`, and `directories` (config.toml's mappings) are copied there for the launcher.
+    /// `unlockDuration`, and `directories` (config.toml's mappings, with the identity of the file
+    /// they were read from) are copied there for the launcher.
     public convenience init(
         path: String, passphrase: any PassphraseProvider, cacheKey: Bool = false, unlockDuration: TimeInterval = 900,
-        directories: (configFile: String, accounts: DirectoryAccounts)? = nil
+        directories: (identity: String, accounts: DirectoryAccounts)? = nil
     ) {
         self.init(
             path: path, passphrase: passphrase, kdf: .standard, keyCache: cacheKey ? VaultKeyCache(vaultPath: path) : nil,
@@ -51,7 +52,7 @@ public final class VaultKeystore: Keystore {
     init(
         path: String, passphrase: any PassphraseProvider, kdf: VaultFormat.KDFParameters, keyCache: VaultKeyCache? = nil,
         unlockDuration: TimeInterval = 900, backendName: String = VaultFormat.keystoreName,
-        directories: (configFile: String, accounts: DirectoryAccounts)? = nil
+        directories: (identity: String, accounts: DirectoryAccounts)? = nil
     ) {
         self.directories = directories
         self.path = path
@@ -134,7 +135,7 @@ public final class VaultKeystore: Keystore {
     private func refreshTokenCopies(_ records: [AccountRecord], vaultFile: [UInt8]?) {
         guard let tokenCopies, let until = keyCache?.unlockedUntil else { return }
         tokenCopies.sync(records, unlockedUntil: until, vaultFile: vaultFile)
-        if let (configFile, accounts) = directories, case .some(let identity?) = DirectoryAccountsCopy.identity(ofConfigFile: configFile) {
+        if let (identity, accounts) = directories {
             tokenCopies.syncDirectories(DirectoryAccountsCopy.payload(accounts, identity: identity), unlockedUntil: until)
         }
     }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What the command line, the screen, git and `doctor` ask about a provider, answered here once
 /// for every kind, so that only code whose behaviour differs by kind (the sign-in flow, the

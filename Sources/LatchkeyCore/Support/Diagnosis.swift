@@ -50,17 +50,23 @@ public struct Diagnosis: Sendable {
         public var loopback: @Sendable (OAuthClient.LoopbackHost) async -> LoopbackListenerError?
         /// Whether stdin and stdout are both terminals (what `latchkey` alone needs for the screen).
         public var isTerminal: @Sendable () -> Bool
+        /// Loads the HTTP library as the first request would: its version, or why it failed.
+        public var httpLibrary: @Sendable () -> Result<String, TransportError>
 
         public init(
             kernelKeyring: @escaping @Sendable () -> KernelKeyring.Failure?,
             secretService: @escaping @Sendable (String) -> SecretServiceKey.Availability,
             loopback: @escaping @Sendable (OAuthClient.LoopbackHost) async -> LoopbackListenerError?,
-            isTerminal: @escaping @Sendable () -> Bool
+            isTerminal: @escaping @Sendable () -> Bool,
+            httpLibrary: @escaping @Sendable () -> Result<String, TransportError> = {
+                Result { () throws(TransportError) in try LiveHTTPTransport.library() }
+            }
         ) {
             self.kernelKeyring = kernelKeyring
             self.secretService = secretService
             self.loopback = loopback
             self.isTerminal = isTerminal
+            self.httpLibrary = httpLibrary
         }
 
         public static let live = Probes(
@@ -82,7 +88,7 @@ public struct Diagnosis: Sendable {
             secretService: { SecretServiceKey().availability(forVault: $0) },
             loopback: { host in
                 do throws(LoopbackListenerError) {
-                    let listener = try await LoopbackListener.bind(host: host)
+                    let listener = try await LoopbackListener.bind(path: "/", host: host)
                     await listener.close()
                     return nil
                 } catch {
@@ -108,6 +114,7 @@ public struct Diagnosis: Sendable {
         findings.append(kernelKeyring())
         findings.append(secretService())
         findings += await loopback()
+        findings.append(httpLibrary())
         findings.append(browser())
         findings.append(terminal())
         return findings
@@ -293,6 +300,20 @@ public struct Diagnosis: Sendable {
                     "\(failure.description)" + (affected.isEmpty ? "" : "; affects \(affected.joined(separator: ", "))"), fix: fix))
         }
         return findings
+    }
+
+    /// libcurl carries every request to a provider; commands load it only when they need it.
+    func httpLibrary() -> Finding {
+        switch probes.httpLibrary() {
+        case .success(let version):
+            // "libcurl/7.88.1 OpenSSL/3.0.19": the library and its TLS, not every feature it was built with.
+            let named = version.split(separator: " ").prefix(2).joined(separator: " ")
+            return Finding(.ok, "HTTP client", "\(named) loads (proxies come from the environment, never for loopback)")
+        case .failure(.httpLibraryMissing(let reason)):
+            return Finding(.problem, "HTTP client", reason, fix: TransportError.installHTTPLibrary)
+        case .failure(let error):
+            return Finding(.problem, "HTTP client", error.description)
+        }
     }
 
     /// Which browser `login` would start (none is started here); over SSH, what to use instead.

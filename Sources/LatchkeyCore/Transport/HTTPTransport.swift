@@ -48,11 +48,16 @@ public enum TransportError: LatchkeyError, Equatable {
     case unreachable(host: String, reason: String)
     case timedOut(host: String)
     case responseTooLarge(host: String, limit: Int)
+    /// libcurl could not be loaded; the text says why.
+    case httpLibraryMissing(String)
+
+    /// What to do about `httpLibraryMissing`.
+    public static let installHTTPLibrary = "install libcurl (Debian and Ubuntu: apt-get install libcurl4)"
 
     public var category: FailureCategory {
         switch self {
         case .insecureURL, .responseTooLarge: return .rejected
-        case .unreachable, .timedOut: return .unavailable
+        case .unreachable, .timedOut, .httpLibraryMissing: return .unavailable
         }
     }
 
@@ -67,6 +72,8 @@ public enum TransportError: LatchkeyError, Equatable {
             return "\(host) did not answer in time; try again later"
         case .responseTooLarge(let host, let limit):
             return "\(host) sent more than \(limit / 1024) KiB; refusing the response"
+        case .httpLibraryMissing(let reason):
+            return "cannot make network requests: \(reason); \(Self.installHTTPLibrary)"
         }
     }
 }

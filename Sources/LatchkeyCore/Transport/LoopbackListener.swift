@@ -1,158 +1,190 @@
 import Foundation
 public import LatchkeyVault
-import NIOConcurrencyHelpers
-import NIOCore
-import NIOHTTP1
-import NIOPosix
+import LoopbackHTTP
+import Synchronization
 
 /// The loopback redirect listener (RFC 8252 §7.3): bound before the browser opens, on 127.0.0.1
-/// and [::1] at one ephemeral port, answering exactly one request and then closing.
+/// and/or [::1] at one port, for one provider's exact redirect path.
 ///
-/// The listener does not judge requests itself: the first request is handed to `decide`, the
-/// browser gets a page saying whether to look at the terminal, and the listener stops. A stray
-/// request at another path therefore ends the sign-in instead of being silently skipped, which is
-/// what makes a response for another provider impossible to slip in later.
+/// A request at any other path (another provider's, `/favicon.ico`, a port scanner) gets a 404
+/// and the listener keeps waiting, so a stray request can neither end nor steer the sign-in. The
+/// first request at the path is handed to the sign-in, and the browser's page is held until the
+/// sign-in has judged it (`answer`): only then does the page say whether it was accepted. Every
+/// page is fixed text; nothing from a request is echoed.
 public final class LoopbackListener: Sendable {
-    public let port: Int
-    private let channels: [any Channel]
-    fileprivate let outcome: NIOLockedValueBox<Outcome>
+    /// The redirect URI's path, exactly as sent in the authorization request.
+    public let path: String
+    private let server: LoopbackHTTPServer
+    private let slot: RedirectSlot
 
-    fileprivate struct Outcome {
-        var request: RedirectRequest?
-        var waiter: CheckedContinuation<RedirectRequest?, Never>?
-        var finished = false
+    private init(path: String, server: LoopbackHTTPServer, slot: RedirectSlot) {
+        self.path = path
+        self.server = server
+        self.slot = slot
     }
 
     /// Binds every address the redirect URI's host can reach (`127.0.0.1`, `[::1]`, or both for
     /// `localhost`) on one port: the first of `ports` free on all of them, or a free ephemeral
-    /// one when `ports` is empty. Never a half-bound listener: a browser resolving `localhost`
-    /// to the family that failed would otherwise take the code to whoever holds that port.
+    /// one when `ports` is empty; never only some of them. A browser's page is held at most
+    /// `answerWithin` for the sign-in's verdict.
     public static func bind(
-        host: OAuthClient.LoopbackHost = .ipv4, ports: [Int] = []
+        path: String, host: OAuthClient.LoopbackHost = .ipv4, ports: [Int] = [], answerWithin: Duration = .seconds(10)
     ) async throws(LoopbackListenerError) -> LoopbackListener {
-        let outcome = NIOLockedValueBox(Outcome())
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 8)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(RedirectHandler(outcome: outcome))
-                }
-            }
-        let addresses = host.listenAddresses
-        // An ephemeral port free on one family can be taken on the other: try a few.
-        let candidates = ports.isEmpty ? Array(repeating: 0, count: 8) : ports
-        var failures: [String] = []
-        for candidate in candidates {
-            var channels: [any Channel] = []
-            do {
-                var port = candidate
-                for address in addresses {
-                    let channel = try await bootstrap.bind(host: address, port: port).get()
-                    channels.append(channel)
-                    port = channel.localAddress?.port ?? port
-                }
-                return LoopbackListener(channels: channels, outcome: outcome)
-            } catch {
-                for channel in channels { try? await channel.close().get() }
-                failures.append(candidate == 0 ? "an ephemeral port: \(error)" : "port \(candidate): \(error)")
-            }
+        let slot = RedirectSlot(path: path, answerWithin: answerWithin)
+        do {
+            // A redirect is a GET: a small cap on bodies is plenty.
+            let server = try await LoopbackHTTPServer.bind(
+                addresses: host.listenAddresses, ports: ports, maximumBodyBytes: 16 << 10
+            ) { await slot.handle($0) }
+            return LoopbackListener(path: path, server: server, slot: slot)
+        } catch {
+            throw .cannotBind(
+                ports.isEmpty ? error.reason : "none of loopback_port \(ports.map(String.init).joined(separator: ", ")) is free")
         }
-        throw .cannotBind(
-            ports.isEmpty ? failures.last ?? "no port" : "none of loopback_port \(ports.map(String.init).joined(separator: ", ")) is free")
     }
 
-    private init(channels: [any Channel], outcome: NIOLockedValueBox<Outcome>) {
-        self.channels = channels
-        self.port = channels.first?.localAddress?.port ?? 0
-        self.outcome = outcome
-    }
+    public var port: Int { server.port }
 
     /// The addresses listened on, for the screen ("listening on 127.0.0.1:PORT and [::1]:PORT").
-    public var addresses: [String] {
-        channels.compactMap { channel in
-            guard let address = channel.localAddress, let ip = address.ipAddress else { return nil }
-            return ip.contains(":") ? "[\(ip)]:\(address.port ?? 0)" : "\(ip):\(address.port ?? 0)"
-        }
+    public var addresses: [String] { server.addresses }
+
+    /// Waits for the first request at `path`, up to `timeout`; `nil` when the time ran out or
+    /// the wait was cancelled. The browser that sent it waits for `answer`.
+    public func awaitRedirect(timeout: Duration) async -> RedirectRequest? {
+        await slot.awaitRequest(timeout: timeout)
     }
 
-    /// Waits for the first request, up to `timeout`; `nil` when the time ran out.
-    public func firstRequest(timeout: Duration) async -> RedirectRequest? {
-        let timer = Task { [outcome] in
+    /// Sends the held browser its page: accepted ("return to the terminal") or refused.
+    public func answer(_ answer: BrowserAnswer) async {
+        slot.release(with: answer == .accepted ? .accepted : .refused)
+    }
+
+    /// Stops listening; a browser still held is told to look at the terminal. Safe to call
+    /// more than once.
+    public func close() async {
+        slot.stop()
+        await server.close()
+    }
+}
+
+/// The one request a listener takes, its waiter, and the browser held for the verdict.
+private final class RedirectSlot: Sendable {
+    private struct State {
+        var request: RedirectRequest?
+        var waiter: CheckedContinuation<RedirectRequest?, Never>?
+        var browser: CheckedContinuation<Page, Never>?
+        /// No request at the path is taken any more (one was, the wait ended, or the listener closed).
+        var closed = false
+    }
+
+    let path: String
+    let answerWithin: Duration
+    private let state = Mutex(State())
+
+    init(path: String, answerWithin: Duration) {
+        self.path = path
+        self.answerWithin = answerWithin
+    }
+
+    func handle(_ request: LoopbackHTTPRequest) async -> LoopbackHTTPResponse {
+        guard request.path == path else { return Page.notFound.response }
+        let redirect = RedirectRequest(target: request.target, host: request.header("Host"))
+        let page = await withCheckedContinuation { browser in
+            let (taken, waiter): (Bool, CheckedContinuation<RedirectRequest?, Never>?) = state.withLock { state in
+                guard !state.closed, state.request == nil else { return (false, nil) }
+                state.request = redirect
+                state.browser = browser
+                defer { state.waiter = nil }
+                return (true, state.waiter)
+            }
+            guard taken else { return browser.resume(returning: .gone) }
+            waiter?.resume(returning: redirect)
+            Task { [self] in
+                try? await Task.sleep(for: answerWithin)
+                release(with: .unanswered)
+            }
+        }
+        return page.response
+    }
+
+    func awaitRequest(timeout: Duration) async -> RedirectRequest? {
+        let timer = Task { [self] in
             try? await Task.sleep(for: timeout)
-            Self.finish(outcome, with: nil)
+            endWait()
         }
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                outcome.withLockedValue { state in
-                    if state.finished {
-                        continuation.resume(returning: state.request)
-                    } else {
-                        state.waiter = continuation
-                    }
+                let ready: RedirectRequest?? = state.withLock { state in
+                    if state.request != nil || state.closed { return .some(state.request) }
+                    state.waiter = continuation
+                    return .none
                 }
+                if let ready { continuation.resume(returning: ready) }
             }
-        } onCancel: { [outcome] in
-            Self.finish(outcome, with: nil)
+        } onCancel: {
+            endWait()
         }
     }
 
-    /// Stops listening; safe to call more than once.
-    public func close() async {
-        Self.finish(outcome, with: nil)
-        for channel in channels { try? await channel.close().get() }
+    /// Answers the held browser, if any; later calls do nothing.
+    func release(with page: Page) {
+        state.withLock { state in
+            defer { state.browser = nil }
+            return state.browser
+        }?.resume(returning: page)
     }
 
-    fileprivate static func finish(_ outcome: NIOLockedValueBox<Outcome>, with request: RedirectRequest?) {
-        let waiter: CheckedContinuation<RedirectRequest?, Never>? = outcome.withLockedValue { state in
-            guard !state.finished else { return nil }
-            state.finished = true
-            state.request = request
+    /// The wait ran out or was cancelled: no request is taken any more, the waiter gets `nil`.
+    private func endWait() {
+        state.withLock { state in
+            state.closed = true
             defer { state.waiter = nil }
             return state.waiter
-        }
-        waiter?.resume(returning: request)
+        }?.resume(returning: nil)
     }
 
-    /// Answers the one request, records it, and refuses everything after it.
-    private final class RedirectHandler: ChannelInboundHandler, @unchecked Sendable {
-        typealias InboundIn = HTTPServerRequestPart
-        typealias OutboundOut = HTTPServerResponsePart
-        fileprivate let outcome: NIOLockedValueBox<Outcome>
+    func stop() {
+        endWait()
+        release(with: .unanswered)
+    }
+}
 
-        init(outcome: NIOLockedValueBox<Outcome>) { self.outcome = outcome }
+/// The listener's pages: fixed text, so nothing from a request can be injected into them.
+private enum Page {
+    case notFound, accepted, refused, unanswered, gone
 
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            guard case .head(let head) = unwrapInboundIn(data) else { return }
-            let alreadyFinished = outcome.withLockedValue { $0.finished }
-            let page: String
-            if alreadyFinished {
-                page = Self.page(title: "Nothing to do", body: "Latchkey is not waiting for a sign-in here any more.")
-            } else {
-                LoopbackListener.finish(outcome, with: RedirectRequest(target: head.uri, host: head.headers.first(name: "Host")))
-                page = Self.page(
-                    title: "Return to the terminal",
-                    body: "Latchkey received the browser's answer. You can close this tab and return to the terminal.")
-            }
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
-            headers.add(name: "Content-Length", value: String(page.utf8.count))
-            headers.add(name: "Cache-Control", value: "no-store")
-            headers.add(name: "Connection", value: "close")
-            headers.add(name: "Referrer-Policy", value: "no-referrer")
-            let status: HTTPResponseStatus = alreadyFinished ? .gone : .ok
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: page)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [context] _ in context.close(promise: nil) }
+    var response: LoopbackHTTPResponse {
+        let (status, title, text): (Int, String, String)
+        switch self {
+        case .notFound:
+            (status, title, text) = (404, "Not found", "This address belongs to a Latchkey sign-in; there is nothing here.")
+        case .accepted:
+            (status, title, text) = (
+                200, "Return to the terminal", "Latchkey received the sign-in response. You can close this tab and return to the terminal."
+            )
+        case .refused:
+            (status, title, text) = (
+                403, "Sign-in refused", "Latchkey refused this sign-in response. The terminal says why; you can close this tab."
+            )
+        case .unanswered:
+            (status, title, text) = (
+                503, "Look at the terminal",
+                "Latchkey stopped before it had checked this sign-in response. The terminal says what happened."
+            )
+        case .gone:
+            (status, title, text) = (410, "Nothing to do", "Latchkey is not waiting for a sign-in here any more.")
         }
-
-        /// A fixed page: nothing from the request is echoed, so nothing can be injected into it.
-        static func page(title: String, body: String) -> String {
+        let page =
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>Latchkey</title></head>"
-                + "<body style=\"font-family:sans-serif;margin:3em\"><h1>\(title)</h1><p>\(body)</p></body></html>"
-        }
+            + "<body style=\"font-family:sans-serif;margin:3em\"><h1>\(title)</h1><p>\(text)</p></body></html>"
+        return LoopbackHTTPResponse(
+            status: status,
+            headers: [
+                ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"), ("Referrer-Policy", "no-referrer"),
+                ("Connection", "close"),
+            ],
+            body: Array(page.utf8))
     }
 }
 

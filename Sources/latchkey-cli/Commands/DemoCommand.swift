@@ -26,8 +26,13 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .long, help: .hidden)
     var browse: String?
 
+    /// The watchdog's own command line (`DemoWatchdog`).
+    @Option(name: .customLong("remove-when-done"), help: .hidden)
+    var removeWhenDone: String?
+
     @MainActor
     func run() async throws {
+        if let removeWhenDone { DemoWatchdog.waitThenRemove(removeWhenDone) }
         try await Failure.reporting {
             if let browse {
                 // The demo browser for scripts: `BROWSER` as printed by `latchkey demo --no-tui`.
@@ -35,7 +40,8 @@ struct DemoCommand: AsyncParsableCommand {
                 try await DemoBrowser.demoUser.signIn(at: url)
                 return
             }
-            let session = try await DemoSession.start(environment: ProcessInfo.processInfo.environment, keepVaultAt: vault)
+            let session = try await DemoSession.start(
+                environment: ProcessInfo.processInfo.environment, keepVaultAt: vault, guardDirectory: DemoWatchdog.start(for:))
             let status = noTUI ? await serveUntilSignal(session).map { 128 + $0 } : showScreen(session)
             switch await session.close() {
             case .kept(let path)?: Output.info("Kept the demo vault at \(path) (passphrase: \(DemoSession.keptVaultPassphrase)).")

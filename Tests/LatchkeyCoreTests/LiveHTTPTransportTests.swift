@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+
+@testable import LatchkeyCore
+
+/// The live transport (libcurl) against real servers on loopback: a TLS server with a
+/// self-signed certificate, and raw-socket servers that misbehave on purpose.
+@Suite("The live HTTP transport")
+struct LiveHTTPTransportTests {
+    static func get(_ url: String, deadline: Duration = .seconds(45)) async -> Result<HTTPResponse, TransportError> {
+        do {
+            return .success(try await LiveHTTPTransport(deadline: deadline).send(HTTPRequest(method: .get, url: URL(string: url)!)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    @Test("a server with a self-signed certificate is refused with a TLS error")
+    func selfSignedRefused() async throws {
+        let server = try await SelfSignedTLSServer.start()
+        defer { server.stop() }
+        let result = await Self.get("https://127.0.0.1:\(server.port)/")
+        guard case .failure(.unreachable(let host, let reason)) = result else {
+            Issue.record("expected the TLS connection to be refused, got \(result)")
+            return
+        }
+        #expect(host == "127.0.0.1")
+        #expect(reason.contains("TLS"), "\(reason)")
+        #expect(reason.contains("certificate"), "\(reason)")
+    }
+
+    @Test("a body that never ends is cut off at the cap while it is read, not at the deadline")
+    func endlessBodyCutOff() async throws {
+        let server = try RawHTTPServer { connection in
+            RawHTTPServer.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n", to: connection)
+            let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 64 << 10)
+            while RawHTTPServer.write(chunk, to: connection) {}
+        }
+        defer { server.stop() }
+        // Checked only after the body, the answer would be a time-out.
+        let result = await Self.get("http://127.0.0.1:\(server.port)/jwks", deadline: .seconds(60))
+        #expect(result.failure == .responseTooLarge(host: "127.0.0.1", limit: LiveHTTPTransport.responseLimit))
+    }
+
+    @Test("a declared length over the cap is refused before the body is read")
+    func declaredLengthRefused() async throws {
+        let server = try RawHTTPServer { connection in
+            RawHTTPServer.write("HTTP/1.1 200 OK\r\nContent-Length: \((1 << 20) + 1)\r\nConnection: close\r\n\r\n", to: connection)
+            RawHTTPServer.waitForClose(connection)
+        }
+        defer { server.stop() }
+        let result = await Self.get("http://127.0.0.1:\(server.port)/", deadline: .seconds(20))
+        #expect(result.failure == .responseTooLarge(host: "127.0.0.1", limit: LiveHTTPTransport.responseLimit))
+    }
+
+    @Test("a response up to the cap arrives whole, with its status and headers")
+    func responseAtTheCap() async throws {
+        let body = [UInt8](repeating: UInt8(ascii: "b"), count: LiveHTTPTransport.responseLimit)
+        let server = try RawHTTPServer { connection in
+            RawHTTPServer.write("HTTP/1.1 201 Created\r\nX-Answer: 42\r\nContent-Length: \(body.count)\r\n\r\n", to: connection)
+            RawHTTPServer.write(body, to: connection)
+        }
+        defer { server.stop() }
+        let response = try await LiveHTTPTransport().send(HTTPRequest(method: .get, url: URL(string: "http://127.0.0.1:\(server.port)/")!))
+        #expect(response.status == 201)
+        #expect(response.body == body)
+        #expect(response.headers.contains { $0.0 == "X-Answer" && $0.1 == "42" })
+        let head = try #require(server.requests.first)
+        #expect(head.hasPrefix("GET / HTTP/1.1\r\n"))
+        #expect(head.contains("User-Agent: latchkey/\(LatchkeyVersion.current)\r\n"))
+    }
+
+    @Test("a redirect is returned as it is, never followed")
+    func redirectNotFollowed() async throws {
+        let server = try RawHTTPServer { connection in
+            RawHTTPServer.write(
+                "HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", to: connection)
+        }
+        defer { server.stop() }
+        let response = try await LiveHTTPTransport().send(
+            HTTPRequest.form(URL(string: "http://127.0.0.1:\(server.port)/token")!, [("grant_type", "refresh_token")]))
+        #expect(response.status == 302)
+        #expect(response.headers.contains { $0.0 == "Location" && $0.1 == "/elsewhere" })
+        #expect(server.requests.count == 1)
+        #expect(server.requests.first?.hasPrefix("POST /token ") == true)
+    }
+
+    @Test("a server that never answers hits the request's deadline")
+    func slowServerTimesOut() async throws {
+        let server = try RawHTTPServer { RawHTTPServer.waitForClose($0) }
+        defer { server.stop() }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let result = await Self.get("http://127.0.0.1:\(server.port)/", deadline: .seconds(1))
+        #expect(result.failure == .timedOut(host: "127.0.0.1"))
+        #expect(clock.now - started >= .milliseconds(900))
+    }
+
+    @Test("cancelling the task ends the request long before its deadline")
+    func cancellation() async throws {
+        let server = try RawHTTPServer { RawHTTPServer.waitForClose($0) }
+        defer { server.stop() }
+        // Not cancelled, it would end at the deadline as a time-out.
+        let request = Task { await Self.get("http://127.0.0.1:\(server.port)/", deadline: .seconds(120)) }
+        try await Task.sleep(for: .milliseconds(200))
+        request.cancel()
+        let result = await request.value
+        #expect(result.failure == .unreachable(host: "127.0.0.1", reason: "the request was cancelled"))
+    }
+
+    @Test("plain http to a host other than loopback is refused before anything is sent")
+    func insecureRefused() async {
+        let result = await Self.get("http://example.com/token")
+        #expect(result.failure == .insecureURL("http://example.com/token"))
+    }
+
+    @Test("loopback is never sent through a proxy; no_proxy's own hosts are kept")
+    func noProxy() {
+        #expect(LiveHTTPTransport.noProxy(inherited: nil) == "localhost,127.0.0.1,::1,127.0.0.0/8")
+        #expect(LiveHTTPTransport.noProxy(inherited: " ") == "localhost,127.0.0.1,::1,127.0.0.0/8")
+        #expect(
+            LiveHTTPTransport.noProxy(inherited: "corp.example,10.0.0.0/8") == "localhost,127.0.0.1,::1,127.0.0.0/8,corp.example,10.0.0.0/8"
+        )
+        #expect(LiveHTTPTransport.noProxy(inherited: "*") == "*")
+    }
+}
+
+extension Result {
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// `openssl s_server` on 127.0.0.1 with a certificate it signed itself (for that very address).
+struct SelfSignedTLSServer: Sendable {
+    let port: Int
+    private let process: Process
+    private let directory: URL
+
+    /// Started on a thread of its own: making the key and waiting for the port block, and the
+    /// cooperative pool (two threads on a two-core machine) is shared with the other tests.
+    static func start() async throws -> SelfSignedTLSServer {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try SelfSignedTLSServer() }) }
+        }
+    }
+
+    private init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let key = directory.appendingPathComponent("key.pem").path
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        let request = try Process.run(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            arguments: [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+                "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
+        request.waitUntilExit()
+        port = try Self.freePort()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-www"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Ready once it accepts a connection (its "ACCEPT" line is buffered in a pipe).
+        for _ in 0..<200 where !Self.accepts(port) { usleep(50_000) }
+    }
+
+    /// SIGKILL: the test runner's threads block SIGTERM, and a child inherits that mask.
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func accepts(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
