@@ -23,10 +23,17 @@ public struct EmulatorRequest: Sendable {
 extension LoopbackHTTPServer {
     /// Serves `handler` on `host:port` (port 0: any free one) until `close()`: the emulator and
     /// the demo OpenID provider, whose routing knows nothing of HTTP beyond these two types.
+    /// A request whose `Host` is not this loopback server gets 421 and never reaches `handler`:
+    /// the demo runs beside the person's browser, where any page can make it send requests.
     public static func serve(
         host: String, port: Int, maximumBodyBytes: Int = 1 << 20, _ handler: @escaping @Sendable (EmulatorRequest) -> EmulatorResponse
     ) async throws -> LoopbackHTTPServer {
         try await bind(addresses: [host], ports: [port], maximumBodyBytes: maximumBodyBytes) { request in
+            guard LoopbackHTTPRequest.namesLoopback(host: request.header("Host"), port: request.localPort) else {
+                return LoopbackHTTPResponse(
+                    status: 421, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                    body: Array("Misdirected request: this loopback server answers only to 127.0.0.1, [::1] or localhost.\n".utf8))
+            }
             let headers = Dictionary(request.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
             let response = handler(EmulatorRequest(method: request.method, uri: request.target, headers: headers, body: request.body))
             return LoopbackHTTPResponse(

@@ -17,12 +17,14 @@ public final class IdentityToolkitEmulator: Sendable {
 
     public var port: Int { server.port }
 
-    /// Binds `host:port` (port 0: any free one) and serves until `shutdown()`.
+    /// Binds `host:port` (port 0: any free one) and serves until `shutdown()`; the codes sent are
+    /// listed over HTTP only when `listsCodesOverHTTP` (see `IdentityToolkitState`).
     public static func start(
         configuration: EmulatorConfiguration, host: String = "127.0.0.1", port: Int = 0,
-        clock: @escaping @Sendable () -> Date = { Date() }, log: @escaping @Sendable (String) -> Void = { _ in }
+        clock: @escaping @Sendable () -> Date = { Date() }, log: @escaping @Sendable (String) -> Void = { _ in },
+        listsCodesOverHTTP: Bool = false
     ) async throws -> IdentityToolkitEmulator {
-        let state = try IdentityToolkitState(configuration: configuration, clock: clock, log: log)
+        let state = try IdentityToolkitState(configuration: configuration, clock: clock, log: log, listsCodesOverHTTP: listsCodesOverHTTP)
         let server = try await LoopbackHTTPServer.serve(host: host, port: port, state.handle)
         return IdentityToolkitEmulator(state: state, server: server)
     }

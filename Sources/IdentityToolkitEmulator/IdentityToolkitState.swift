@@ -40,11 +40,16 @@ public final class IdentityToolkitState: @unchecked Sendable {
     private let pendingKey = SymmetricKey(size: .bits256)
     /// Receives one line per code sent, as the Firebase emulator logs them.
     private let log: @Sendable (String) -> Void
+    /// Whether `GET /emulator/v1/projects/{p}/verificationCodes` is served: by the stand-alone
+    /// emulator, whose test harnesses read codes as they do from Firebase's; never by the demo,
+    /// where any local process or web page could read the person's codes there.
+    private let listsCodesOverHTTP: Bool
 
     public init(
         configuration: EmulatorConfiguration, clock: @escaping @Sendable () -> Date = { Date() },
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        log: @escaping @Sendable (String) -> Void = { _ in }, listsCodesOverHTTP: Bool = false
     ) throws {
+        self.listsCodesOverHTTP = listsCodesOverHTTP
         self.configuration = configuration
         self.users = Dictionary(configuration.users.map { ($0.localId, $0) }, uniquingKeysWith: { _, last in last })
         self.baseClock = clock
@@ -99,7 +104,7 @@ public final class IdentityToolkitState: @unchecked Sendable {
             if path == "/www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com" {
                 return .json(try signer.keySet())
             }
-            if path == "/emulator/v1/projects/\(configuration.projectID)/verificationCodes" {
+            if listsCodesOverHTTP, path == "/emulator/v1/projects/\(configuration.projectID)/verificationCodes" {
                 let codes = records.values.sorted { $0.createdAt < $1.createdAt }.map {
                     ["code": $0.code, "phoneNumber": $0.phoneNumber, "sessionInfo": $0.sessionInfo]
                 }

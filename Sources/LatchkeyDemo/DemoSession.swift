@@ -115,9 +115,14 @@ public final class DemoSession: Sendable {
         Composition(environment: environment, passphrase: PassphraseFile(path: environment["LATCHKEY_PASSPHRASE_FILE"]!))
     }
 
-    /// Where scripts read the SMS codes sent (the emulator's `verificationCodes` listing).
-    public var smsURL: String {
-        "\(firebase.baseURL.absoluteString)/emulator/v1/projects/\(Self.firebaseConfiguration.projectID)/verificationCodes"
+    /// Where scripts driving `demo --no-tui` read the SMS sent: the inbox, one message per line,
+    /// newest last, in a file only this user can read (an HTTP listing would answer any local
+    /// process, and any web page through DNS rebinding). Written once `keepsSMSFile()` is called.
+    public var smsFile: String { directory + "/sms.txt" }
+
+    /// Keeps `smsFile` up to date from now on: the screen is the inbox's other reader.
+    public func keepsSMSFile() {
+        sms.onChange { [smsFile] messages in try? Self.write(messages.map { $0 + "\n" }.joined(), to: smsFile) }
     }
 
     /// Lines for the demo panel: who to sign in as at each provider, what the demo's phone

@@ -21,7 +21,8 @@ public struct LauncherDirectory: Sendable {
         guard !accounts.mappings.isEmpty else { return LauncherDirectory(accounts: accounts, path: "") }
         var buffer = [CChar](repeating: 0, count: 4096)
         guard getcwd(&buffer, buffer.count) != nil else { return nil }
-        return LauncherDirectory(accounts: accounts, path: String(cString: buffer))
+        let path = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return LauncherDirectory(accounts: accounts, path: path)
     }
 
     /// `request` as this directory means it: a bare provider's token is the mapped account's.

@@ -5,12 +5,15 @@ public struct LoopbackHTTPRequest: Sendable {
     public var target: String
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// The port the request arrived on (0 for a request built by hand).
+    public var localPort: Int
 
-    public init(method: String, target: String, headers: [(name: String, value: String)], body: [UInt8]) {
+    public init(method: String, target: String, headers: [(name: String, value: String)], body: [UInt8], localPort: Int = 0) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
+        self.localPort = localPort
     }
 
     /// The target up to its query, as received (not decoded).
@@ -20,6 +23,14 @@ public struct LoopbackHTTPRequest: Sendable {
     public func header(_ name: String) -> String? {
         let wanted = name.lowercased()
         return headers.first { $0.name.lowercased() == wanted }?.value
+    }
+
+    /// Whether a `Host` value names a loopback server on `port` as a loopback client does:
+    /// `127.0.0.1`, `[::1]` or `localhost`. A web page that reaches a loopback port through a
+    /// name its author controls (DNS rebinding) sends that name instead, so it gets nothing.
+    public static func namesLoopback(host: String?, port: Int) -> Bool {
+        guard let host = host?.lowercased() else { return false }
+        return ["127.0.0.1", "[::1]", "localhost"].contains { "\($0):\(port)" == host }
     }
 }
 

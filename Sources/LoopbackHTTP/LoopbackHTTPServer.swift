@@ -170,7 +170,8 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
             guard let head else { return }
             self.head = nil
             let request = LoopbackHTTPRequest(
-                method: head.method.rawValue, target: head.uri, headers: head.headers.map { ($0.name, $0.value) }, body: body)
+                method: head.method.rawValue, target: head.uri, headers: head.headers.map { ($0.name, $0.value) }, body: body,
+                localPort: context.channel.localAddress?.port ?? 0)
             body = []
             let context = NIOLoopBound(context, eventLoop: context.eventLoop)
             let eventLoop = context.eventLoop

@@ -78,7 +78,7 @@ struct Options {
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 let emulator = try await IdentityToolkitEmulator.start(
     configuration: options.configuration, port: options.port,
-    log: { line in FileHandle.standardError.write(Data("latchkey-emulator: \(line)\n".utf8)) })
+    log: { line in FileHandle.standardError.write(Data("latchkey-emulator: \(line)\n".utf8)) }, listsCodesOverHTTP: true)
 FileHandle.standardOutput.write(Data("READY http://127.0.0.1:\(emulator.port)\n".utf8))
 // Serve until killed.
 while true { try await Task.sleep(for: .seconds(3600)) }

@@ -17,7 +17,9 @@ import LatchkeyVault
 // Before any secret is read: no core dump, no ptrace attach. The core limit carries over the exec
 // below; exec resets the other, so latchkey-cli hardens itself again.
 _ = lk_harden_process()
-if let asked = LauncherRequest(CommandLine.arguments) {
+// Run as docker-credential-latchkey (a link), it is `latchkey docker-credential`.
+let arguments = LauncherName.commandLine(CommandLine.arguments)
+if let asked = LauncherRequest(arguments) {
     let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
     let agent = AgentSocket.endpoint(environment)
     // The answers from this machine follow config.toml's directory mappings; when those cannot be
@@ -40,6 +42,6 @@ if let asked = LauncherRequest(CommandLine.arguments) {
         exit(status)
     }
 }
-var failure = Array(CommandLineLauncher.exec(CommandLine.arguments).utf8)
+var failure = Array(CommandLineLauncher.exec(arguments).utf8)
 _ = write(STDERR_FILENO, &failure, failure.count)
 exit(1)

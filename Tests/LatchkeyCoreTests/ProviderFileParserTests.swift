@@ -508,6 +508,44 @@ struct ProviderFileParserTests {
         #expect(found.allSatisfy { $0.message.contains("not used by kind = \"firebase\"") })
     }
 
+    // MARK: - registry_hosts and registry_username
+
+    @Test("registry_hosts takes host and host:port entries, and registry_username its user name")
+    func registryHosts() throws {
+        let provider = try parse(
+            """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            registry_hosts = ["Europe-Docker.pkg.dev", "localhost:5000"]
+            registry_username = "<token>"
+            """
+        ).get()
+        #expect(provider.registryHosts == [GitHost(host: "europe-docker.pkg.dev"), GitHost(host: "localhost", port: 5000)])
+        #expect(provider.registryUsername == "<token>")
+    }
+
+    @Test("without registry keys a provider maps no registry and would answer as oauth2accesstoken")
+    func registryDefaults() throws {
+        let provider = try parse("display_name = \"Test\"\nkind = \"oidc\"\nissuer = \"https://idp.example.com\"\n").get()
+        #expect(provider.registryHosts.isEmpty)
+        #expect(provider.registryUsername == "oauth2accesstoken")
+    }
+
+    @Test(
+        "a bad registry_hosts entry or registry_username is refused at its line",
+        arguments: [
+            ("registry_hosts = [\"https://registry.example.com/v2/\"]", "registry_hosts"),
+            ("registry_hosts = \"registry.example.com\"", "registry_hosts"),
+            ("registry_username = \"\"", "registry_username"),
+            ("registry_username = \"a\\nb\"", "registry_username"),
+        ])
+    func badRegistryKeys(line: String, field: String) {
+        let found = errors("display_name = \"Test\"\nkind = \"oidc\"\nissuer = \"https://idp.example.com\"\n\(line)\n")
+        #expect(found.map(\.field) == [field])
+        #expect(found.first?.line == 4)
+    }
+
     // MARK: - Shipped presets
 
     @Test("every preset in the repository's providers.d parses without an error")

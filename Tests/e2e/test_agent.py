@@ -1,7 +1,7 @@
 """
 `latchkey agent` on this machine: the door to the vault for other processes.
 
-* `token`, `exec`, `git-credential` and `status` ask the agent when LATCHKEY_AGENT names its
+* `token`, `exec`, `git-credential`, `status`, `kubectl-credential` and `docker-credential` ask the agent when LATCHKEY_AGENT names its
   socket (no vault, no passphrase needed by the client), and when the default socket in
   $XDG_RUNTIME_DIR/latchkey answers; the launcher speaks the protocol itself;
 * the agent keeps accounts fresh ahead of expiry with nobody asking;
@@ -58,6 +58,36 @@ def test_exec_git_credential_and_status_ask_the_agent(lk, idp_a, agents):
     assert account["account"] == ALICE and "token" not in json.dumps(account).lower().replace("refresh_token", "")
     listing = lk.run("status", env=env)
     assert listing.code == EX_OK and "a — IdP A" in listing.stdout and ALICE in listing.stdout, listing
+
+
+def test_the_kubectl_and_container_credential_helpers_ask_the_agent(lk, idp_a, agents):
+    lk.add_provider("a", idp_a, registry_hosts=["registry.example.test"])
+    assert lk.login("a").code == EX_OK
+    token = lk.token("a")
+    agent = agents()
+    lk.run("lock")
+    env = agent_env(agent)
+    info = json.dumps({"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1", "spec": {"interactive": False}})
+    kube = lk.run("kubectl-credential", "a", env={**env, "KUBERNETES_EXEC_INFO": info})
+    assert kube.code == EX_OK and kube.stderr == "", kube
+    answer = json.loads(kube.stdout)
+    assert answer["status"]["token"] == token and answer["status"]["expirationTimestamp"], answer
+    docker = lk.run("docker-credential", "get", env=env, input=b"https://registry.example.test/v2/")
+    assert docker.code == EX_OK, docker
+    assert json.loads(docker.stdout) == {"ServerURL": "https://registry.example.test/v2/", "Username": "oauth2accesstoken",
+                                         "Secret": token}
+    log = lk.run("agent", "log", "--json").json()
+    assert [entry["outcome"] for entry in log[-2:]] == ["released", "released"], log
+
+
+def test_the_container_helper_says_the_agents_refusal_on_stdout_as_its_protocol_wants(lk, idp_a, agents, runtime):
+    lk.add_provider("a", idp_a, registry_hosts=["registry.example.test"])
+    assert lk.login("a").code == EX_OK
+    forward = runtime / "latchkey" / "forward.sock"
+    agents("--forward-socket", str(forward))
+    docker = lk.run("docker-credential", "get", env={"LATCHKEY_AGENT": forward, "LATCHKEY_PASSPHRASE_FILE": None},
+                    input=b"registry.example.test")
+    assert docker.code != EX_OK and docker.stdout.startswith("latchkey: ") and "not shared with forwarded" in docker.stdout, docker
 
 
 def test_the_default_socket_answers_when_latchkey_agent_is_unset_and_the_vault_is_locked(lk, idp_a, agents):

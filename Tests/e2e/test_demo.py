@@ -12,6 +12,7 @@ import subprocess
 import time
 
 import pytest
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -162,8 +163,8 @@ def test_demo_without_the_screen_serves_both_providers_to_scripts(lk):
         assert [(a["provider"], a["account"]) for a in status] == [("demo-openid", "ada@demo.test")]
         token = lk.run("token", "demo-openid", env=env).stdout.strip()
         assert token
-        with urllib.request.urlopen(exports["LATCHKEY_DEMO_SMS_URL"]) as answer:
-            assert json.load(answer) == {"verificationCodes": []}
+        sms = Path(exports["LATCHKEY_DEMO_SMS_FILE"])
+        assert sms.read_text() == "" and sms.stat().st_mode & 0o777 == 0o600
     finally:
         popen.send_signal(signal.SIGTERM)
         assert popen.wait(30) == 128 + signal.SIGTERM
@@ -171,6 +172,41 @@ def test_demo_without_the_screen_serves_both_providers_to_scripts(lk):
     assert kept.exists() and token.encode() not in kept.read_bytes(), "the kept vault is encrypted"
     assert not Path(exports["LATCHKEY_PROVIDERS_DIR"]).exists()
     assert [p for p in leftovers(lk)] == []
+
+
+def get(url: str, host: str | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers={"Host": host} if host else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def test_the_demo_servers_answer_no_web_page_through_another_host_name_and_list_no_sms_codes(lk):
+    """DNS rebinding: a page in the person's browser can reach the demo's loopback ports through a
+    name its author controls, and then sends that name as Host. Both servers answer only requests
+    addressed to loopback, and the codes sent are in the 0600 file, not listed over HTTP."""
+    popen, exports = start_headless(lk)
+    try:
+        providers = Path(exports["LATCHKEY_PROVIDERS_DIR"])
+        issuer = re.search(r'issuer = "([^"]+)"', (providers / "demo-openid.toml").read_text()).group(1)
+        toolkit = re.search(r'identitytoolkit_url = "([^"]+)"', (providers / "demo-sms.toml").read_text()).group(1)
+        emulator = toolkit.removesuffix("/identitytoolkit.googleapis.com")
+        discovery = f"{issuer}/.well-known/openid-configuration"
+        jwks = f"{emulator}/www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com"
+        for url in (discovery, jwks):
+            port = url.split("/")[2].split(":")[1]
+            assert get(url)[0] == 200, url
+            assert get(url, host=f"localhost:{port}")[0] == 200, url
+            for hostile in (f"rebind.attacker.example:{port}", "127.0.0.1", f"127.0.0.1:{int(port) + 1}"):
+                status, body = get(url, host=hostile)
+                assert status == 421 and b"Misdirected" in body, (url, hostile, status, body)
+        status, _ = get(f"{emulator}/emulator/v1/projects/latchkey-demo/verificationCodes")
+        assert status == 404
+    finally:
+        popen.send_signal(signal.SIGTERM)
+        assert popen.wait(30) == 128 + signal.SIGTERM
 
 
 def test_the_demo_without_a_terminal_says_to_use_no_tui_and_leaves_nothing(lk):

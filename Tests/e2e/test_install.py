@@ -23,12 +23,13 @@ from tui_support import tmux  # noqa: F401 (a fixture)
 
 BUILD_DIR = LATCHKEY_BIN.parent
 EX_NOINPUT, EX_CANTCREAT = 66, 73
-SELECTOR_COMMANDS = ("login", "token", "exec", "refresh", "default", "logout")
+SELECTOR_COMMANDS = ("login", "token", "exec", "refresh", "default", "logout", "kubectl-credential", "kubeconfig")
 
 PRESETS = sorted(p.name for p in (REPO / "providers.d").glob("*.toml"))
 MAN_PAGES = sorted(p.name for p in (REPO / "man").iterdir() if p.suffix[1:].isdigit())
 EXPECTED = {
     "bin/latchkey": 0o755,
+    "bin/docker-credential-latchkey": 0o777,  # a symbolic link to latchkey (checked below)
     "libexec/latchkey/latchkey-cli": 0o755,
     **{f"share/man/man{page.rsplit('.', 1)[1]}/{page}": 0o644 for page in MAN_PAGES},
     **{f"share/latchkey/providers.d/{preset}": 0o644 for preset in PRESETS},
@@ -93,6 +94,15 @@ def test_the_installed_latchkey_runs_latchkey_cli_from_libexec(lk, prefix):
     # The full command answers what the fast path cannot: no account is signed in.
     token = run(lk, prefix, prefix / "bin" / "latchkey", "token", "alpha")
     assert token.returncode == EX_NO_ACCOUNT and token.stdout == "", token
+
+
+def test_docker_credential_latchkey_is_a_link_to_the_launcher_that_runs_the_credential_helper(lk, prefix):
+    link = prefix / "bin" / "docker-credential-latchkey"
+    assert os.readlink(link) == "latchkey", "a relative link, so a DESTDIR-staged tree works where it lands"
+    lk.add_provider("alpha", registry_hosts=["registry.example.test"])
+    listing = run(lk, prefix, link, "list")
+    assert listing.returncode == EX_OK, listing
+    assert json.loads(listing.stdout) == {"registry.example.test": "oauth2accesstoken"}, listing
 
 
 def test_a_symlink_to_the_installed_latchkey_still_finds_latchkey_cli(lk, prefix):

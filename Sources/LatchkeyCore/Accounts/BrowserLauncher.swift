@@ -46,17 +46,7 @@ public struct BrowserLauncher: Sendable {
         throw .noBrowser(failures.joined(separator: "; "))
     }
 
-    private func resolve(_ name: String) -> String? { Self.resolve(name, environment: environment) }
-
-    /// `name` as a shell finds it: a path as it is, else the first executable of that name on `$PATH`.
-    static func resolve(_ name: String, environment: [String: String]) -> String? {
-        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
-        for directory in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
+    private func resolve(_ name: String) -> String? { ExecutableSearch.find(name, environment: environment) }
 }
 
 public enum BrowserLaunchError: Error, CustomStringConvertible {

@@ -9,7 +9,7 @@ public enum DesktopNotification {
     @discardableResult
     public static func show(_ request: AgentAnswer.Confirmation, environment: [String: String]) -> Bool {
         guard environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil,
-            let program = BrowserLauncher.resolve("notify-send", environment: environment)
+            let program = ExecutableSearch.find("notify-send", environment: environment)
         else { return false }
         let body = "\(request.account) for \(request.requester)\nRun: latchkey approve \(request.id)   (or latchkey deny \(request.id))"
         let arguments = [

@@ -1,5 +1,6 @@
 import Foundation
 public import LatchkeyVault
+import LoopbackHTTP
 
 /// The request that reached the redirect URI: what the loopback listener saw, or what was pasted.
 public struct RedirectRequest: Sendable {
@@ -47,8 +48,7 @@ extension PendingAuthorization {
             throw .wrongRedirectPath(
                 received: TerminalText.sanitized(path, maxLength: 200), expected: provider.redirectPath, provider: provider.name)
         }
-        let allowedHosts = ["127.0.0.1", "[::1]", "localhost"].map { "\($0):\(port)" }
-        guard let host = request.host?.lowercased(), allowedHosts.contains(host) else {
+        guard LoopbackHTTPRequest.namesLoopback(host: request.host, port: port) else {
             throw .wrongHost(
                 received: TerminalText.sanitized(request.host ?? "(none)", maxLength: 200),
                 expected: "\(provider.loopbackHost.rawValue):\(port)")

@@ -63,6 +63,22 @@ extension Provider {
         }
     }
 
+    /// `registry_hosts`: the container registries `docker-credential-latchkey` answers for.
+    public var registryHosts: [GitHost] {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.registryHosts
+        case .firebase: return []
+        }
+    }
+
+    /// `registry_username`: the user name a registry gets with the token.
+    public var registryUsername: String {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.registryUsername
+        case .firebase: return OAuthClient.defaultRegistryUsername
+        }
+    }
+
     /// Accounts of this provider can enroll a phone as a second factor.
     public var enrollsPhones: Bool {
         if case .firebase = kind { return true }

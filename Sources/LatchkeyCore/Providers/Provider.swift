@@ -121,12 +121,19 @@ public struct OAuthClient: Sendable, Equatable {
     public var gitHosts: [GitHost]
     /// `git_username`: the user name sent to git with the token (GitLab wants `oauth2`).
     public var gitUsername: String
+    /// `registry_hosts`: the container registries whose credential helper requests
+    /// `docker-credential-latchkey` answers with this provider's access token.
+    public var registryHosts: [GitHost]
+    /// `registry_username`: the user name sent with the token; `<token>` sends it as an identity
+    /// token instead of a password.
+    public var registryUsername: String
 
     public init(
         issuer: String?, endpoints: Endpoints, clientID: String, clientSecret: Secret? = nil, scopes: [String],
         extraAuthorizationParameters: [String: String] = [:], redirectMode: RedirectMode = .loopback, loopbackHost: LoopbackHost = .ipv4,
         redirectPath: String, loopbackPorts: [Int] = [], accountFields: UserinfoAccountFields = UserinfoAccountFields(),
-        gitHosts: [GitHost] = [], gitUsername: String = OAuthClient.defaultGitUsername
+        gitHosts: [GitHost] = [], gitUsername: String = OAuthClient.defaultGitUsername, registryHosts: [GitHost] = [],
+        registryUsername: String = OAuthClient.defaultRegistryUsername
     ) {
         self.issuer = issuer
         self.endpoints = endpoints
@@ -141,10 +148,16 @@ public struct OAuthClient: Sendable, Equatable {
         self.accountFields = accountFields
         self.gitHosts = gitHosts
         self.gitUsername = gitUsername
+        self.registryHosts = registryHosts
+        self.registryUsername = registryUsername
     }
 
     /// The user name git gets with a token when the file sets no `git_username`.
     public static let defaultGitUsername = "oauth2"
+
+    /// The user name a registry gets with a token when the file sets no `registry_username`: the
+    /// one Google's registries take with an OAuth access token as the password.
+    public static let defaultRegistryUsername = "oauth2accesstoken"
 }
 
 /// The userinfo members that identify and name an account (`account_id_field`, `account_name_field`).

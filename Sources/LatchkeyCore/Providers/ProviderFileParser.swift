@@ -13,7 +13,7 @@ public struct ProviderFileParser {
         "revocation_endpoint", "device_authorization_endpoint", "userinfo_endpoint", "jwks_uri",
         "client_id", "client_secret", "scopes", "extra_authorization_params", "redirect",
         "loopback_host", "loopback_port", "redirect_path", "account_id_field", "account_name_field",
-        "git_hosts", "git_username", "forward", "confirm",
+        "git_hosts", "git_username", "registry_hosts", "registry_username", "forward", "confirm",
     ]
 
     /// Keys only `kind = "firebase"` files use.
@@ -146,10 +146,15 @@ public struct ProviderFileParser {
         let loopbackPorts = context.ports(table, "loopback_port")
         let accountIDField = context.string(table, "account_id_field", required: false) ?? "sub"
         let accountNameField = context.string(table, "account_name_field", required: false) ?? "email"
-        let gitHosts = context.gitHosts(table, "git_hosts")
+        let gitHosts = context.hosts(table, "git_hosts", example: "[\"gitlab.example.com\", \"git.example.com:8443\"]")
         let gitUsername = context.string(table, "git_username", required: false) ?? OAuthClient.defaultGitUsername
         if gitUsername.isEmpty || gitUsername.contains(where: { $0.isNewline || $0 == "\0" }) {
             context.fail("git_username", "must be a non-empty user name on one line (git reads it as username=…)")
+        }
+        let registryHosts = context.hosts(table, "registry_hosts", example: "[\"registry.example.com\", \"localhost:5000\"]")
+        let registryUsername = context.string(table, "registry_username", required: false) ?? OAuthClient.defaultRegistryUsername
+        if registryUsername.isEmpty || registryUsername.contains(where: { $0.isNewline || $0 == "\0" }) {
+            context.fail("registry_username", "must be a non-empty user name on one line, such as \"oauth2accesstoken\" or \"<token>\"")
         }
 
         guard context.errors.isEmpty else { return .failure(ProviderFileErrors(context.errors)) }
@@ -157,7 +162,7 @@ public struct ProviderFileParser {
             issuer: issuer, endpoints: endpoints, clientID: clientID, clientSecret: clientSecret, scopes: scopes,
             extraAuthorizationParameters: extra, redirectMode: redirectMode, loopbackHost: loopbackHost, redirectPath: redirectPath,
             loopbackPorts: loopbackPorts, accountFields: UserinfoAccountFields(id: accountIDField, name: accountNameField),
-            gitHosts: gitHosts, gitUsername: gitUsername)
+            gitHosts: gitHosts, gitUsername: gitUsername, registryHosts: registryHosts, registryUsername: registryUsername)
         var provider = Provider(name: name, displayName: displayName, kind: isOpenID ? .oidc(client) : .oauth2(client), sourceFile: file)
         provider.sharing = sharing
         return .success(provider)
@@ -337,11 +342,11 @@ extension ProviderFileParser {
             return ports
         }
 
-        /// `git_hosts`: `host[:port]` entries; each bad one is named in its own error.
-        mutating func gitHosts(_ table: TOMLTable, _ key: String) -> [GitHost] {
+        /// `git_hosts`, `registry_hosts`: `host[:port]` entries; each bad one is named in its own error.
+        mutating func hosts(_ table: TOMLTable, _ key: String, example: String) -> [GitHost] {
             guard let value = table[key] else { return [] }
             guard let array = value.array else {
-                fail(key, "must be an array of strings such as [\"gitlab.example.com\", \"git.example.com:8443\"], found \(value.type)")
+                fail(key, "must be an array of strings such as \(example), found \(value.type)")
                 return []
             }
             var hosts: [GitHost] = []

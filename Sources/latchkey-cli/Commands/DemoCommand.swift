@@ -98,7 +98,8 @@ struct DemoCommand: AsyncParsableCommand {
         ]
         .map { "export \($0)=\(Self.shellQuoted(session.environment[$0] ?? ""))" }
         lines.append("export BROWSER=\(Self.shellQuoted("\(browser) demo --browse %s"))")
-        lines.append("export LATCHKEY_DEMO_SMS_URL=\(Self.shellQuoted(session.smsURL))")
+        session.keepsSMSFile()
+        lines.append("export LATCHKEY_DEMO_SMS_FILE=\(Self.shellQuoted(session.smsFile))")
         lines.append("# latchkey demo is running: \(session.notes().joined(separator: "; ")). Stop it with Ctrl-C.")
         Output.result(lines.joined(separator: "\n"))
         while true {

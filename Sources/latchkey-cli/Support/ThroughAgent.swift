@@ -4,7 +4,8 @@ import LatchkeyCore
 import LatchkeyEssentials
 import LatchkeyVault
 
-/// `token`, `exec`, `git-credential` and `status` ask `latchkey agent` when `LATCHKEY_AGENT`
+/// `token`, `exec`, `git-credential`, `status` and the kubectl and container credential helpers
+/// ask `latchkey agent` when `LATCHKEY_AGENT`
 /// names its socket, or when the default socket answers; with neither they go on as without an
 /// agent, from this machine's vault.
 ///
@@ -14,7 +15,10 @@ import LatchkeyVault
 /// agent's vault (same machine, same files) at a terminal, it signs in here, as without an agent.
 enum ThroughAgent {
     /// The agent's final answer to `request`, or `nil` when the command should answer itself.
-    static func ask(_ request: AgentRequest, context: Composition) throws -> AgentAnswer? {
+    /// `refused` says the agent's refusal (stderr; the container helper's protocol wants stdout).
+    static func ask(
+        _ request: AgentRequest, context: Composition, refused: (String) -> Void = { Output.error($0) }
+    ) throws -> AgentAnswer? {
         guard let endpoint = AgentSocket.endpoint({ context.environment[$0] }) else { return nil }
         var client: AgentClient
         do {
@@ -30,7 +34,7 @@ enum ThroughAgent {
             terminal.close()
             return nil
         }
-        Output.error(answer.message ?? "the agent refused")
+        refused(answer.message ?? "the agent refused")
         throw ExitCode(answer.exit ?? Failure.exitCode(for: .unexpected))
     }
 
