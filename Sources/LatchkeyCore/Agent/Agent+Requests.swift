@@ -185,13 +185,8 @@ extension Agent {
 
     /// `PROVIDER:ACCOUNT` as `latchkey login` takes it, for errors that name one account.
     static func signInSelector(for error: any Error) -> String? {
-        switch error {
-        case RefreshError.refreshTokenRejected(let account, let provider), RefreshError.noRefreshToken(let account, let provider):
-            return "\(provider):\(account)"
-        case AccountSelectionError.notSignedIn(let selector, _):
-            return selector.description
-        default:
-            return nil
-        }
+        if let account = AccountService.account(needingSignIn: error) { return "\(account.provider):\(account.name)" }
+        if case AccountSelectionError.notSignedIn(let selector, _) = error { return selector.description }
+        return nil
     }
 }
