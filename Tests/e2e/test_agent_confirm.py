@@ -1,6 +1,7 @@
 """
 Confirmation: an account marked confirm = true gets a token from the agent only after a person
-agrees, with `latchkey approve ID` (or `deny ID`) or on the agent's own terminal (`y ID`). A
+agrees, with `latchkey approve ID` (or `deny ID`), on the agent's own terminal (`y ID`), or in the open
+screen (y/n). A
 request nobody answers is refused after [agent] confirm_timeout seconds (60 unless set). Every
 outcome is in the agent's log.
 """
@@ -12,7 +13,7 @@ import time
 
 from agent_support import AgentProcess, agent_env, agents, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import ALICE, EX_NO_ACCOUNT, EX_OK, EX_VAULT, LATCHKEY_BIN, assert_userinfo
-from tui_support import tmux  # noqa: F401  (fixture)
+from tui_support import screen_command, screen_env, tmux  # noqa: F401  (fixture)
 
 
 def confirmed_account(lk, idp, timeout: int | None = None) -> None:
@@ -88,3 +89,21 @@ def test_the_agents_own_terminal_answers_y_id(tmux, lk, idp_a, runtime):
     assert result.code == EX_OK, result
     assert_userinfo(idp_a, result.stdout.strip(), ALICE)
     tmux.wait_for(lambda _: f"approved request {request}" in tmux.capture(joined=True), timeout=10, what="the answer")
+
+
+def test_the_open_screen_asks_naming_the_requester_and_y_releases_the_token(tmux, lk, idp_a, agents, runtime):
+    confirmed_account(lk, idp_a)
+    agent = agents()
+    tmux.start(screen_command(), screen_env(lk, XDG_RUNTIME_DIR=runtime))
+    tmux.wait_text(ALICE, timeout=30)
+    client = lk.start("token", "a", env=agent_env(agent))
+    request = waiting_request(client)
+    screen = tmux.wait_for(lambda text: "Release a token of" in text, timeout=10, what="the screen's prompt")
+    assert f"a:{ALICE}" in tmux.capture(joined=True) and "local: " in tmux.capture(joined=True), screen
+    tmux.send("y")
+    result = client.finish(30)
+    assert result.code == EX_OK, result
+    assert_userinfo(idp_a, result.stdout.strip(), ALICE)
+    tmux.wait_text(f"Approved request {request}.", timeout=10)
+    entry = lk.run("agent", "log", "--json").json()[-1]
+    assert entry["outcome"] == "released", entry
