@@ -33,15 +33,23 @@ struct ExecCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let service = options.context().service
-            let record = try await service.validRecord(
-                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
-                signingInWith: CommandLineInteraction.atTerminal())
+            let context = options.context()
+            let tokens: (access: Secret, id: Secret?)
+            let request = ThroughAgent.tokenRequest(selector, minimumLifetime: minimumLifetime.seconds, tokens: idToken ? .both : .access)
+            if let answer = try ThroughAgent.ask(request, context: context), let access = answer.accessToken {
+                tokens = (access, answer.idToken)
+            } else {
+                let service = context.service
+                let record = try await service.validRecord(
+                    for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
+                    signingInWith: CommandLineInteraction.atTerminal())
+                tokens = (try service.token(of: record, idToken: false), idToken ? try service.token(of: record, idToken: true) : nil)
+            }
             // A token inherited from an outer `latchkey exec` must not pass for this account's.
             var environment = ProcessInfo.processInfo.environment
             environment[Self.idTokenVariable] = nil
-            environment[Self.accessTokenVariable] = try service.token(of: record, idToken: false).exposedValue
-            if idToken { environment[Self.idTokenVariable] = try service.token(of: record, idToken: true).exposedValue }
+            environment[Self.accessTokenVariable] = tokens.access.exposedValue
+            if idToken, let id = tokens.id { environment[Self.idTokenVariable] = id.exposedValue }
 
             let error = Self.replaceProcess(command: command, environment: environment)
             let reason = error == ENOENT ? "command not found" : String(cString: strerror(error))

@@ -17,7 +17,12 @@ struct TokenCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let service = options.context().service
+            let context = options.context()
+            let request = ThroughAgent.tokenRequest(selector, minimumLifetime: minimumLifetime.seconds, tokens: idToken ? .id : .access)
+            if let answer = try ThroughAgent.ask(request, context: context), let token = idToken ? answer.idToken : answer.accessToken {
+                return Output.token(token)
+            }
+            let service = context.service
             let record = try await service.validRecord(
                 for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
                 signingInWith: CommandLineInteraction.atTerminal())
