@@ -83,7 +83,7 @@ let package = Package(
         // The full-screen front end: the only module that imports CNcursesw.
         .target(
             name: "LatchkeyTUI",
-            dependencies: ["LatchkeyCore", "LatchkeyVault", "CNcursesw"],
+            dependencies: ["LatchkeyCore", "LatchkeyEssentials", "LatchkeyVault", "CNcursesw"],
             swiftSettings: strictSettings
         ),
         // `latchkey`: the token fast path, else exec of latchkey-cli. Only the standard library,

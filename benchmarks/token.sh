@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `latchkey token` with a valid token while the vault is unlocked, next to `cat` of a small file
-# and GitHub CLI's `gh auth token` (a peer, reading its own config file), in one hyperfine run:
+# `latchkey token` with a valid token while the vault is unlocked, next to `cat` of a small file,
+# the same answered by `latchkey agent` (LATCHKEY_AGENT), and GitHub CLI's `gh auth token` (a
+# peer, reading its own config file), in one hyperfine run:
 # cold processes, median of 40 runs. oidc-agent's `oidc-token`, which needs a running agent and
 # an account at a provider, is compared in benchmarks/commands.sh.
 # Usage: benchmarks/token.sh [path/to/latchkey]   (default: a release build, built here; the
@@ -41,8 +42,15 @@ if command -v gh >/dev/null; then
   peers+=("gh auth token")
 fi
 
+# The agent answering the same request: both through env(1), so the comparison is the answer alone.
+"$latchkey" agent --socket "$work/agent.sock" 2>"$work/agent.err" &
+agent=$!
+trap 'kill $idp $agent 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do grep -q "listening on" "$work/agent.err" 2>/dev/null && break; sleep 0.1; done
+
 hyperfine -N --warmup 5 --runs 40 --export-json "$work/token.json" \
-  "cat $work/small-file" "$latchkey token bench" "${peers[@]}" >&2
+  "cat $work/small-file" "$latchkey token bench" "env LATCHKEY_COPY=1 $latchkey token bench" \
+  "env LATCHKEY_AGENT=$work/agent.sock $latchkey token bench" "${peers[@]}" >&2
 "$venv/bin/python" - "$work/token.json" <<'PY'
 import json, sys
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
@@ -51,6 +59,10 @@ token = next(v for k, v in results.items() if "token bench" in k)
 print(f"cat small file:  median {cat['median'] * 1000:.2f} ms")
 print(f"latchkey token:  median {token['median'] * 1000:.2f} ms  ({token['median'] / cat['median']:.2f}x cat, "
       f"{(token['median'] - cat['median']) * 1000:+.2f} ms)")
+copy = next(v for k, v in results.items() if "LATCHKEY_COPY" in k)
+agent = next(v for k, v in results.items() if "LATCHKEY_AGENT" in k)
+print(f"token via env, from its copy:  median {copy['median'] * 1000:.2f} ms")
+print(f"token via env, from the agent: median {agent['median'] * 1000:.2f} ms  ({agent['median'] / copy['median']:.2f}x the copy)")
 for command, result in results.items():
     if command.startswith("gh "):
         print(f"{command}:   median {result['median'] * 1000:.2f} ms  ({result['median'] / token['median']:.1f}x latchkey token)")

@@ -40,11 +40,6 @@ public enum TokenFastPath {
     }
 
     private static func read(_ description: String) -> [UInt8]? {
-        let key = lk_search_user_key(lk_user_keyring(), description)
-        guard key >= 0 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-        let length = buffer.withUnsafeMutableBytes { lk_read_key(Int32(truncatingIfNeeded: key), $0.baseAddress, $0.count) }
-        guard length > 0, length <= buffer.count else { return nil }
-        return Array(buffer[0..<length])
+        KeyringPayload.read(description: description).flatMap { $0.isEmpty ? nil : $0 }
     }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 import LatchkeyCore
+public import LatchkeyVault
 
 /// Everything the screen shows, and how keys and async results change it.
 ///
@@ -12,6 +13,8 @@ public struct AppState: Sendable {
         case list
         case help
         case confirmSignOut(AccountSummary.ID)
+        /// The agent asks whether to release a token (`confirm = true`): y or n.
+        case approveRelease(AgentAnswer.Confirmation)
         /// A sign-in or a phone enrollment, whatever the provider's kind.
         case signIn(SignInScreen)
         /// Adding a provider file from a preset (`+`).
@@ -56,6 +59,9 @@ public struct AppState: Sendable {
     public var accountsLoaded = false
     /// `latchkey demo`'s panel; nil outside the demo.
     public var demo: DemoPanel?
+    /// Releases the agent holds for a person's approval, oldest first; the first is asked when
+    /// the list is showing.
+    public var waitingReleases: [AgentAnswer.Confirmation] = []
     /// Accounts already refreshed ahead of expiry in this session, so a failure is not retried
     /// every tick (the person can still press `r`).
     var proactivelyRefreshed: Set<AccountSummary.ID> = []
@@ -186,6 +192,15 @@ public struct AppState: Sendable {
         case .notice(let text):
             message = Message(text: text, isError: false)
             return []
+        case .releaseWaiting(let request):
+            waitingReleases.append(request)
+            askNextRelease()
+            return []
+        case .releaseClosed(let id):
+            waitingReleases.removeAll { $0.id == id }
+            if case .approveRelease(let asked) = mode, asked.id == id { mode = .list }
+            askNextRelease()
+            return []
         case .demoPanel(let panel):
             demo = panel
             return []
@@ -270,6 +285,12 @@ public struct AppState: Sendable {
 
     // MARK: - Keys
 
+    /// Asks about the oldest waiting release, when the list is what the person sees.
+    private mutating func askNextRelease() {
+        guard mode == .list, let next = waitingReleases.first else { return }
+        mode = .approveRelease(next)
+    }
+
     private mutating func handle(_ key: Key) -> [Effect] {
         switch mode {
         case .unlock(var prompt):
@@ -283,6 +304,21 @@ public struct AppState: Sendable {
         case .help:
             mode = .list
             return []
+        case .approveRelease(let request):
+            // Answered here or left for elsewhere, it is not asked again; the next one is.
+            mode = .list
+            waitingReleases.removeAll { $0.id == request.id }
+            defer { askNextRelease() }
+            switch key {
+            case .character("y"), .character("Y"): return [.answerRelease(id: request.id, approve: true)]
+            case .character("n"), .character("N"): return [.answerRelease(id: request.id, approve: false)]
+            default:
+                // Left to `latchkey approve` or the agent's terminal; refused at its deadline.
+                message = Message(
+                    text: "Request \(request.id) still waits: latchkey approve \(request.id) or latchkey deny \(request.id).",
+                    isError: false)
+                return []
+            }
         case .confirmSignOut(let id):
             mode = .list
             guard key == .character("y") || key == .character("Y"), let account = account(id) else {

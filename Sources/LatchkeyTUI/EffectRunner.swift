@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// Does the work `AppState` asks for. Network and keystore work runs in detached tasks (never on
@@ -37,6 +38,7 @@ final class EffectRunner {
 
     /// The first thing the screen does: ask for the passphrase when the vault needs one, else read it.
     func start() {
+        watchAgent()
         if typedPassphrase != nil && !FileManager.default.fileExists(atPath: vaultPath) {
             inbox.post(.unlockNeeded(UnlockPrompt(vaultPath: vaultPath, creating: true)))
         } else {
@@ -46,6 +48,20 @@ final class EffectRunner {
 
     func perform(_ effect: Effect) {
         switch effect {
+        case .answerRelease(let id, let approve):
+            guard let endpoint = AgentSocket.endpoint({ self.environment[$0] }) else { return }
+            spawn { inbox in
+                do {
+                    var client = try AgentClient(path: endpoint.path)
+                    let answer = try client.exchange(AgentRequest(approve ? .approve : .deny, confirmation: id))
+                    inbox.post(
+                        answer.ok
+                            ? .notice("\(approve ? "Approved" : "Denied") request \(id).")
+                            : .failed(TerminalText.sanitized(answer.message ?? "the agent refused", maxLength: 300)))
+                } catch {
+                    inbox.post(.failed(String(describing: error)))
+                }
+            }
         case .unlock(let passphrase):
             typedPassphrase?.set(passphrase)
             loadAccounts()
@@ -219,6 +235,22 @@ final class EffectRunner {
                 // A cancelled sign-in was left by the screen already (Esc, or p/d started another).
                 guard !Task.isCancelled else { return }
                 inbox.post(.signIn(.failed(SignInProblem(error))))
+            }
+        }
+    }
+
+    /// Hears of token releases that wait for a person from `latchkey agent` (the socket
+    /// `LATCHKEY_AGENT` names, or the default one), for as long as it answers; nothing when none does.
+    private func watchAgent() {
+        guard let endpoint = AgentSocket.endpoint({ environment[$0] }) else { return }
+        let inbox = inbox
+        Thread.detachNewThread {
+            guard let client = try? AgentClient(path: endpoint.path) else { return }
+            var watching = client
+            guard (try? watching.send(AgentRequest(.watch))) != nil else { return }
+            while let event = try? watching.answer(), event.ok {
+                if let request = event.confirmation { inbox.post(.releaseWaiting(request)) }
+                if let id = event.closed { inbox.post(.releaseClosed(id)) }
             }
         }
     }

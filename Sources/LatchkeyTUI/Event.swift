@@ -36,6 +36,10 @@ public enum Event: Sendable {
     case providerAdded(name: String, file: String, providers: [ProviderSummary])
     /// The provider file was not written, and why.
     case providerNotAdded(String)
+    /// `latchkey agent` holds a token release for a person's approval (`confirm = true`).
+    case releaseWaiting(AgentAnswer.Confirmation)
+    /// That release no longer waits: answered (here or elsewhere), timed out or withdrawn.
+    case releaseClosed(Int)
 }
 
 /// How the sign-in or phone enrollment on the screen is going: one case per step of
@@ -150,6 +154,8 @@ public enum Effect: Sendable, Equatable {
     case writeClipboard(Secret)
     /// `latchkey demo`: the demo browser plays the person at the demo provider.
     case demoBrowse(DemoVisit)
+    /// Tell the agent the person's answer to a waiting release.
+    case answerRelease(id: Int, approve: Bool)
     case beep
     case quit
 }

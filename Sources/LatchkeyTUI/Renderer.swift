@@ -23,7 +23,7 @@ public enum Renderer {
         case .signIn(let screen):
             (body, links) = signIn(screen, state: state, width: size.columns, height: bodyHeight, firstRow: 1)
         case .addProvider(let screen): body = addProvider(screen, state: state, width: size.columns)
-        case .list, .confirmSignOut: body = list(state, width: size.columns, height: bodyHeight)
+        case .list, .confirmSignOut, .approveRelease: body = list(state, width: size.columns, height: bodyHeight)
         }
         body = Array(body.prefix(bodyHeight))
         while body.count < bodyHeight { body.append(blank(size.columns)) }
@@ -90,6 +90,10 @@ public enum Renderer {
                 let label = safe(state.account(id)?.label ?? id.subject)
                 let provider = safe(state.provider(named: id.provider)?.displayName ?? id.provider)
                 builder.append(" Sign out \(label) at \(provider) and revoke its tokens? y/n", .warning)
+            } else if case .approveRelease(let request) = state.mode {
+                let seconds = max(0, request.expiresAt - Int(state.now.timeIntervalSince1970))
+                builder.append(
+                    " Release a token of \(safe(request.account)) to \(safe(request.requester))? y/n (refused in \(seconds) s)", .warning)
             } else if state.isEditingFilter || !state.filter.isEmpty {
                 builder.append(" / ", .accent)
                 builder.append(safe(state.filter) + (state.isEditingFilter ? "▏" : ""))
@@ -105,6 +109,7 @@ public enum Renderer {
         case .unlock: keys = ["⏎ unlock", "Esc quit"]
         case .help: keys = ["any key: back"]
         case .confirmSignOut: keys = ["y sign out", "n keep"]
+        case .approveRelease(let request): keys = ["y release", "n refuse", "any other key: later (request \(request.id))"]
         case .signIn(let screen):
             keys = signInKeys(screen, state: state)
         case .addProvider(let screen):

@@ -49,10 +49,15 @@ public struct DirectoryAccounts: Sendable, Equatable {
 
     /// Whether `path` is `directory` or one of its parents, compared by whole path components.
     static func contains(_ path: String, _ directory: String) -> Bool {
-        if path == "/" { return directory.hasPrefix("/") }
-        guard directory.hasPrefix(path) else { return false }
-        let rest = directory.utf8.dropFirst(path.utf8.count)
-        return rest.isEmpty || rest.first == UInt8(ascii: "/")
+        contains(ArraySlice(path.utf8), ArraySlice(directory.utf8))
+    }
+
+    private static func contains(_ path: ArraySlice<UInt8>, _ directory: ArraySlice<UInt8>) -> Bool {
+        let slash = UInt8(ascii: "/")
+        if path.count == 1, path.first == slash { return directory.first == slash }
+        guard directory.starts(with: path) else { return false }
+        let rest = directory.dropFirst(path.count)
+        return rest.isEmpty || rest.first == slash
     }
 
     // MARK: - The launcher's copy
@@ -76,18 +81,50 @@ public struct DirectoryAccounts: Sendable, Equatable {
         return (lines.joined(separator: "\n"), complete)
     }
 
+    /// The account `launcherCopy`'s `lines` map `provider` to in `directory`: what
+    /// `applying(to:in:)` answers for a bare provider (`DirectoryAccountsTests` holds them to the
+    /// same answers), read from the bytes as they are. The launcher asks this on every `token`
+    /// where config.toml maps anything, and building the `Mapping`s first made it instantiate
+    /// generic types at run time that cost it more than the rest of its answer.
+    public static func account(for provider: String, in directory: String, launcherCopy lines: [UInt8]) -> String? {
+        let newline = UInt8(ascii: "\n")
+        let tab = UInt8(ascii: "\t")
+        let wanted = ArraySlice(provider.utf8)
+        let here = ArraySlice(directory.utf8)
+        var best: (pathLength: Int, account: Range<Int>)?
+        var start = 0
+        while start < lines.count {
+            let end = lines[start...].firstIndex(of: newline) ?? lines.count
+            defer { start = end + 1 }
+            guard let first = lines[start..<end].firstIndex(of: tab),
+                let second = lines[(first + 1)..<end].firstIndex(of: tab),
+                !lines[(second + 1)..<end].contains(tab),
+                lines[(first + 1)..<second].elementsEqual(wanted),
+                contains(lines[start..<first], here), first - start > best?.pathLength ?? -1
+            else { continue }
+            best = (first - start, (second + 1)..<end)
+        }
+        return best.map { String(decoding: lines[$0.account], as: UTF8.self) }
+    }
+
     /// The mappings from `launcherCopy`'s text.
+    ///
+    /// On the launcher's every `token`: lines of one path are taken to be adjacent, as
+    /// `launcherCopy` writes them, so no table keyed by path is built (a split path would only
+    /// make two mappings of one directory, which `mapping(for:in:)` reads the same).
     public init(launcherCopy text: String) {
-        var byPath: [String: [String: String]] = [:]
-        var order: [String] = []
+        var mappings: [Mapping] = []
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard fields.count == 3 else { continue }
             let path = String(fields[0])
-            if byPath[path] == nil { order.append(path) }
-            byPath[path, default: [:]][String(fields[1])] = String(fields[2])
+            if mappings.last?.path == path {
+                mappings[mappings.count - 1].accounts[String(fields[1])] = String(fields[2])
+            } else {
+                mappings.append(Mapping(written: path, path: path, accounts: [String(fields[1]): String(fields[2])]))
+            }
         }
-        self.init(order.map { Mapping(written: $0, path: $0, accounts: byPath[$0] ?? [:]) })
+        self.init(mappings)
     }
 }
 
@@ -99,15 +136,17 @@ public struct DirectoryAccounts: Sendable, Equatable {
 public enum DirectoryAccountsCopy {
     public static func keyDescription(vaultPath: String) -> String { "latchkey:directories:" + vaultPath }
 
-    /// What the mappings in force are, for the launcher: none when config.toml does not exist,
-    /// the copy's when it was made from config.toml as it is now, `nil` when that cannot be known.
-    public static func current(vaultPath: String, configFile: String) -> DirectoryAccounts? {
+    /// The mappings in force, for the launcher, as `launcherCopy`'s lines: none when config.toml
+    /// does not exist, the copy's when it was made from config.toml as it is now, `nil` when that
+    /// cannot be known.
+    public static func current(vaultPath: String, configFile: String) -> [UInt8]? {
         guard let identity = identity(ofConfigFile: configFile) else { return nil }
-        guard let identity else { return DirectoryAccounts() }
-        guard let payload = KernelKeyring.read(description: keyDescription(vaultPath: vaultPath)) else { return nil }
-        let text = String(decoding: payload, as: UTF8.self)
-        guard let newline = text.firstIndex(of: "\n"), text[..<newline] == identity else { return nil }
-        return DirectoryAccounts(launcherCopy: String(text[text.index(after: newline)...]))
+        guard let identity else { return [] }
+        guard let payload = KernelKeyring.read(description: keyDescription(vaultPath: vaultPath)),
+            payload.starts(with: identity.utf8), payload.count > identity.utf8.count,
+            payload[identity.utf8.count] == UInt8(ascii: "\n")
+        else { return nil }
+        return Array(payload[(identity.utf8.count + 1)...])
     }
 
     /// The key's payload for `accounts` read from config.toml with `identity`; `nil` when the copy
@@ -123,10 +162,14 @@ public enum DirectoryAccountsCopy {
     public static func identity(ofConfigFile path: String) -> String?? {
         var info = stat()
         guard stat(path, &info) == 0 else { return errno == ENOENT ? .some(nil) : nil }
-        return .some(
-            [
-                UInt64(info.st_dev), UInt64(info.st_ino), UInt64(clamping: info.st_size), UInt64(clamping: info.st_mtim.tv_sec),
-                UInt64(clamping: info.st_mtim.tv_nsec), UInt64(clamping: info.st_ctim.tv_sec), UInt64(clamping: info.st_ctim.tv_nsec),
-            ].map { String($0) }.joined(separator: ":"))
+        let fields = [
+            UInt64(info.st_dev), UInt64(info.st_ino), UInt64(clamping: info.st_size), UInt64(clamping: info.st_mtim.tv_sec),
+            UInt64(clamping: info.st_mtim.tv_nsec), UInt64(clamping: info.st_ctim.tv_sec), UInt64(clamping: info.st_ctim.tv_nsec),
+        ]
+        // Not `joined(separator:)`: unspecialised in this static binary, it looks its element
+        // type up by name at run time: 7% of the launcher's `token` in a mapped directory (perf).
+        var identity = String(fields[0], radix: 10)
+        for field in fields.dropFirst() { identity += ":" + String(field, radix: 10) }
+        return .some(identity)
     }
 }

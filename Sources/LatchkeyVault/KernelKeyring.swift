@@ -1,4 +1,5 @@
 import CLatchkeySys
+import LatchkeyEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -67,12 +68,7 @@ public enum KernelKeyring {
 
     /// The payload stored under `description`, or `nil` when absent, expired or unreadable.
     public static func read(description: String) -> [UInt8]? {
-        let key = lk_search_user_key(lk_user_keyring(), description)
-        guard key >= 0 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let length = buffer.withUnsafeMutableBytes { lk_read_key(Int32(truncatingIfNeeded: key), $0.baseAddress, $0.count) }
-        guard length >= 0, length <= buffer.count else { return nil }
-        return Array(buffer[0..<length])
+        KeyringPayload.read(description: description)
     }
 
     /// Destroys the key stored under `description`; `true` when there was one.

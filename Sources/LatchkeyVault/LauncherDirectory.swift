@@ -7,9 +7,11 @@ import LatchkeyEssentials
 /// Where the launcher runs, with the accounts config.toml maps there, known without reading
 /// config.toml (see `DirectoryAccountsCopy`): what a bare `PROVIDER` means for its answers.
 public struct LauncherDirectory: Sendable {
-    public var accounts: DirectoryAccounts
+    /// The copy's `PATH\tPROVIDER\tACCOUNT` lines (`DirectoryAccounts.launcherCopy`); empty when
+    /// nothing is mapped.
+    private let mappings: [UInt8]
     /// The physical working directory; empty when nothing is mapped (it is then never asked for).
-    public var path: String
+    public let path: String
 
     /// The mappings in force for the vault of `lookup`'s environment, or `nil` when the launcher
     /// cannot know them (config.toml changed since the full command last copied them): the launcher
@@ -17,20 +19,24 @@ public struct LauncherDirectory: Sendable {
     public static func current(_ lookup: (String) -> String?) -> LauncherDirectory? {
         let vault = VaultFile.defaultPath(lookup)
         let configFile = XDGDirectories.config(lookup) + "/config.toml"
-        guard let accounts = DirectoryAccountsCopy.current(vaultPath: vault, configFile: configFile) else { return nil }
-        guard !accounts.mappings.isEmpty else { return LauncherDirectory(accounts: accounts, path: "") }
+        guard let mappings = DirectoryAccountsCopy.current(vaultPath: vault, configFile: configFile) else { return nil }
+        guard !mappings.isEmpty else { return LauncherDirectory(mappings: [], path: "") }
         var buffer = [CChar](repeating: 0, count: 4096)
         guard getcwd(&buffer, buffer.count) != nil else { return nil }
         let path = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return LauncherDirectory(accounts: accounts, path: path)
+        return LauncherDirectory(mappings: mappings, path: path)
     }
 
     /// `request` as this directory means it: a bare provider's token is the mapped account's.
     public func applying(to request: LauncherRequest) -> LauncherRequest {
-        guard case .token(let selector, let minimumLifetime) = request, !accounts.mappings.isEmpty else { return request }
-        return .token(accounts.applying(to: selector, in: path), minimumLifetime: minimumLifetime)
+        guard case .token(let selector, let minimumLifetime) = request, selector.account == nil, !mappings.isEmpty,
+            let account = DirectoryAccounts.account(for: selector.provider, in: path, launcherCopy: mappings)
+        else { return request }
+        return .token(AccountSelector(provider: selector.provider, account: account), minimumLifetime: minimumLifetime)
     }
 
     /// For `status --json`'s mark, when anything is mapped.
-    var here: (accounts: DirectoryAccounts, path: String)? { accounts.mappings.isEmpty ? nil : (accounts, path) }
+    var here: (accounts: DirectoryAccounts, path: String)? {
+        mappings.isEmpty ? nil : (DirectoryAccounts(launcherCopy: String(decoding: mappings, as: UTF8.self)), path)
+    }
 }

@@ -19,16 +19,28 @@ import LatchkeyVault
 _ = lk_harden_process()
 // Run as docker-credential-latchkey (a link), it is `latchkey docker-credential`.
 let arguments = LauncherName.commandLine(CommandLine.arguments)
-// The answers below follow config.toml's directory mappings; when those cannot be known here,
-// only the full command answers.
-if let asked = LauncherRequest(arguments), let directory = LauncherDirectory.current({ getenv($0).map { String(cString: $0) } }) {
-    let request = directory.applying(to: asked)
-    if case .token(let selector, let minimumLifetime) = request,
+if let asked = LauncherRequest(arguments) {
+    let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
+    let agent = AgentSocket.endpoint(environment)
+    // The answers from this machine follow config.toml's directory mappings; when those cannot be
+    // known here, they are left to the agent (which reads config.toml) or the full command. With
+    // LATCHKEY_AGENT set, only the agent answers.
+    let directory = agent?.isExplicit == true ? nil : LauncherDirectory.current(environment)
+    if let directory, case .token(let selector, let minimumLifetime) = directory.applying(to: asked),
         let status = TokenFastPath.run(selector: selector.description, minimumLifetime: minimumLifetime)
     {
         exit(status)
     }
-    if let status = UnlockedVaultAnswer.run(request, in: directory) { exit(status) }
+    if let agent, case .token(let selector, let minimumLifetime) = asked {
+        switch AgentTokenAnswer.run(selector, minimumLifetime: minimumLifetime, endpoint: agent) {
+        case .answered(let status): exit(status)
+        case .fullCommand: break
+        case .noAgent:
+            if let directory, let status = UnlockedVaultAnswer.run(directory.applying(to: asked), in: directory) { exit(status) }
+        }
+    } else if let directory, let status = UnlockedVaultAnswer.run(directory.applying(to: asked), in: directory) {
+        exit(status)
+    }
 }
 var failure = Array(CommandLineLauncher.exec(arguments).utf8)
 _ = write(STDERR_FILENO, &failure, failure.count)

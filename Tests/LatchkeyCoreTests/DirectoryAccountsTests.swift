@@ -49,6 +49,40 @@ struct DirectoryAccountsTests {
         #expect(!tabbed.isComplete && tabbed.text.isEmpty)
     }
 
+    @Test("the launcher's lookup in the copy's bytes answers as applying(to:in:) does, for every directory and provider")
+    func launcherLookupAgrees() {
+        let wide = DirectoryAccounts(
+            accounts.mappings + [
+                .init(written: "/", path: "/", accounts: ["gitlab": "root@everywhere.example"]),
+                .init(written: "~/work/acme/deep", path: "/home/a/work/acme/deep", accounts: ["gitlab": "deep@acme.example"]),
+            ])
+        let lines = Array(wide.launcherCopy.text.utf8)
+        let directories = [
+            "/", "/home", "/home/a/work", "/home/a/work/", "/home/a/work/acme", "/home/a/work/acme2", "/home/a/work/acme/deep/er",
+            "/home/a/workshop", "/home/a/work/acme/deepest",
+        ]
+        for directory in directories {
+            for provider in ["github", "google", "gitlab", "git", "githubx", ""] {
+                let expected = wide.applying(to: AccountSelector(provider: provider), in: directory).account
+                #expect(
+                    DirectoryAccounts.account(for: provider, in: directory, launcherCopy: lines) == expected,
+                    "\(provider) in \(directory)")
+            }
+        }
+    }
+
+    @Test("a copy longer than the first keyring buffer the launcher used (256 bytes) is read whole")
+    func longCopyReadWhole() throws {
+        let many = DirectoryAccounts(
+            (0..<40).map { .init(written: "/srv/project-\($0)", path: "/srv/project-\($0)", accounts: ["github": "user-\($0)@example.com"]) })
+        let description = "latchkey:test:directories:\(UUID().uuidString)"
+        let payload = try #require(DirectoryAccountsCopy.payload(many, identity: "1:2:3"))
+        #expect(payload.count > 1000)
+        try KernelKeyring.store(payload, description: description, timeout: 30)
+        defer { KernelKeyring.remove(description: description) }
+        #expect(KernelKeyring.read(description: description) == payload)
+    }
+
     @Test("config.toml: ~ is expanded, symlinks are resolved, and each table keeps its line")
     func parsing() throws {
         let root = try TemporaryDirectory()

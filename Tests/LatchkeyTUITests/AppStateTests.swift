@@ -109,6 +109,29 @@ struct AppStateTests {
         #expect(state.status(of: alice) == .error("invalid_grant"))
     }
 
+    @Test("a release the agent holds is asked on the list: y approves, n denies, another key leaves it to latchkey approve")
+    func agentReleasePrompt() {
+        var state = Fixtures.state(accounts: [alice])
+        let first = AgentAnswer.Confirmation(
+            id: 3, account: "a:alice@example.test", requester: "local: `curl` pid 9", forwarded: false, expiresAt: 0)
+        var second = first
+        second.id = 4
+        #expect(state.handle(.releaseWaiting(first)).isEmpty)
+        #expect(state.handle(.releaseWaiting(second)).isEmpty)
+        #expect(state.mode == .approveRelease(first), "the oldest is asked first")
+        #expect(state.handle(.key(.character("y"))) == [.answerRelease(id: 3, approve: true)])
+        #expect(state.mode == .approveRelease(second), "once the first is answered, the next is asked")
+        _ = state.handle(.releaseClosed(3))
+        #expect(state.mode == .approveRelease(second))
+        _ = state.handle(.releaseClosed(4))
+        #expect(state.mode == .list, "a release answered elsewhere is no longer asked")
+        _ = state.handle(.releaseWaiting(first))
+        #expect(state.handle(.key(.character("n"))) == [.answerRelease(id: 3, approve: false)])
+        _ = state.handle(.releaseWaiting(second))
+        #expect(state.handle(.key(.character("j"))).isEmpty)
+        #expect(state.mode == .list && state.message?.text.contains("latchkey approve 4") == true)
+    }
+
     @Test("x asks first; only y signs out")
     func signOutConfirms() {
         var state = Fixtures.state(accounts: [alice])

@@ -36,6 +36,7 @@ EXPECTED = {
     "share/bash-completion/completions/latchkey": 0o644,
     "share/zsh/site-functions/_latchkey": 0o644,
     "share/fish/vendor_completions.d/latchkey.fish": 0o644,
+    "share/systemd/user/latchkey-agent.service": 0o644,
 }
 
 
@@ -321,6 +322,19 @@ def test_destdir_stages_the_same_tree_and_nothing_outside_it(tmp_path, lk):
     assert result.returncode == EX_OK, result
 
 
+def test_the_systemd_user_unit_runs_the_installed_agent_by_its_prefix_not_destdir(tmp_path):
+    stage = tmp_path / "stage"
+    install(Path("/opt/latchkey-test"), "--from", str(BUILD_DIR), destdir=stage)
+    unit = (stage / "opt/latchkey-test/share/systemd/user/latchkey-agent.service").read_text()
+    assert "ExecStart=/opt/latchkey-test/bin/latchkey agent\n" in unit and "@BINDIR@" not in unit and str(stage) not in unit
+    if shutil.which("systemd-analyze"):
+        # Verified against a copy naming the build's launcher, which exists here.
+        copy = tmp_path / "latchkey-agent.service"
+        copy.write_text(unit.replace("/opt/latchkey-test/bin/latchkey", str(LATCHKEY_BIN)).replace("Documentation=man:latchkey(1)\n", ""))
+        verify = subprocess.run(["systemd-analyze", "verify", str(copy)], capture_output=True, text=True, timeout=60)
+        assert verify.returncode == 0 and verify.stderr == "", verify
+
+
 def test_uninstall_removes_exactly_what_install_put(tmp_path):
     prefix = tmp_path / "prefix"
     (prefix / "bin").mkdir(parents=True)
@@ -329,6 +343,7 @@ def test_uninstall_removes_exactly_what_install_put(tmp_path):
     install(prefix, "--uninstall")
     assert list(tree(prefix)) == ["bin/someone-elses"]
     assert not (prefix / "libexec" / "latchkey").exists() and not (prefix / "share" / "latchkey").exists()
+    assert not (prefix / "share" / "systemd").exists()
 
 
 def test_make_install_and_uninstall_run_the_script_with_prefix_and_destdir_and_build_nothing(tmp_path):

@@ -16,6 +16,16 @@ extension AccountService {
         }
     }
 
+    /// The provider and account a sign-in error names, when it names an account that exists.
+    static func account(needingSignIn error: any Error) -> (provider: String, name: String)? {
+        switch error {
+        case RefreshError.refreshTokenRejected(let account, let provider), RefreshError.noRefreshToken(let account, let provider):
+            return (provider, account)
+        default:
+            return nil
+        }
+    }
+
     /// `validRecord(for:minimumLifetime:)`, signing in through `interaction` when only a sign-in
     /// can give a token: an account whose refresh failed, or whose sign-in is weaker or older
     /// than `stepUp` asks, is signed in again as itself (login hint, and another account coming
@@ -34,7 +44,15 @@ extension AccountService {
                 _ = try await signInAsClient(client)
                 return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
             }
-            guard let interaction else { throw error }
+            guard let interaction else {
+                // Nobody to sign in here: config.toml's hook tells the person (a desktop notification).
+                if let hooks, let account = Self.account(needingSignIn: error) {
+                    let reason = (error as? any LatchkeyError)?.description
+                    await hooks.run(
+                        HookEvent(.reauthNeeded, provider: account.provider, account: account.name, time: engine.now(), reason: reason))
+                }
+                throw error
+            }
             return try await signInAgain(selector, minimumLifetime: minimumLifetime, interaction, stepUp: stepUp, timeout: timeout)
         }
         guard let problem = stepUp.problem(with: record, at: engine.now()) else { return record }

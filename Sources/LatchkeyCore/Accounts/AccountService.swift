@@ -13,6 +13,9 @@ public struct AccountService: Sendable {
     public let listeners: any RedirectListenerFactory
     /// Where the command runs and what config.toml maps there; `nil` when nothing is mapped.
     public let here: WorkingDirectory?
+    /// config.toml's hooks for sign-ins and failed refreshes; `nil` runs none (the agent runs
+    /// its own, with the release and expiry hooks only it can fire).
+    public let hooks: Hooks?
 
     /// Every provider, loaded on first use (see `LazyProviderCatalog`).
     public var catalog: ProviderCatalog { providers.catalog }
@@ -23,17 +26,20 @@ public struct AccountService: Sendable {
 
     public init(
         catalog: ProviderCatalog, keystore: any Keystore, engine: OAuthEngine, browser: any Browser,
-        listeners: any RedirectListenerFactory = LoopbackListenerFactory(), here: WorkingDirectory? = nil
+        listeners: any RedirectListenerFactory = LoopbackListenerFactory(), here: WorkingDirectory? = nil, hooks: Hooks? = nil
     ) {
-        self.init(loadingCatalog: { catalog }, keystore: keystore, engine: engine, browser: browser, listeners: listeners, here: here)
+        self.init(
+            loadingCatalog: { catalog }, keystore: keystore, engine: engine, browser: browser, listeners: listeners, here: here,
+            hooks: hooks)
     }
 
     /// `loadingCatalog` runs once, when something first needs a provider.
     public init(
         loadingCatalog: @escaping @Sendable () -> ProviderCatalog, keystore: any Keystore, engine: OAuthEngine, browser: any Browser,
-        listeners: any RedirectListenerFactory = LoopbackListenerFactory(), here: WorkingDirectory? = nil
+        listeners: any RedirectListenerFactory = LoopbackListenerFactory(), here: WorkingDirectory? = nil, hooks: Hooks? = nil
     ) {
         self.here = here
+        self.hooks = hooks
         providers = LazyProviderCatalog(loadingCatalog)
         self.keystore = keystore
         self.engine = engine
@@ -60,7 +66,9 @@ public struct AccountService: Sendable {
         var expected: SignInFlow.ExpectedAccount?
         if let account { expected = SignInFlow.ExpectedAccount(try account.select(from: try await keystore.records())) }
         let flow = SignInFlow(provider: provider, mode: mode, expected: expected, stepUp: stepUp)
-        return try await SignInRunner(service: self, interaction: interaction, timeout: timeout).run(flow)
+        let (record, outcome) = try await SignInRunner(service: self, interaction: interaction, timeout: timeout).run(flow)
+        await hooks?.run(HookEvent(.signIn, provider: record.provider, account: record.label, time: engine.now()))
+        return (record, outcome)
     }
 
     /// A machine identity's sign-in (`grant = "client_credentials"`): no person, no browser.
@@ -133,6 +141,10 @@ public struct AccountService: Sendable {
                 records[index].lastError = (failure as? any LatchkeyError)?.description ?? String(describing: failure)
                 return .failure(failure)
             }
+        }
+        if case .failure(let failure) = outcome, let hooks, let record = try? selector.select(from: try await keystore.records()) {
+            let reason = (failure as? any LatchkeyError)?.description ?? String(describing: failure)
+            await hooks.run(HookEvent(.refreshFailed, provider: record.provider, account: record.label, time: engine.now(), reason: reason))
         }
         return try outcome.get()
     }

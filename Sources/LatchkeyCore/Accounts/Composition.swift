@@ -47,16 +47,21 @@ public struct Composition: Sendable {
             here = WorkingDirectory(path: workingDirectory, accounts: settings.directories, configFile: paths.configFile, warn: warn)
         }
         service = AccountService(
-            loadingCatalog: {
-                ProviderCatalog.load(
-                    directories: ProviderCatalog.searchDirectories(environment: environment),
-                    explicitDirectoryRequired: environment["LATCHKEY_PROVIDERS_DIR"] != nil)
-            }, keystore: keystore, engine: OAuthEngine(transport: transport), browser: BrowserLauncher(environment: environment),
-            here: here)
+            loadingCatalog: { Composition.loadCatalog(environment: environment) }, keystore: keystore,
+            engine: OAuthEngine(transport: transport), browser: BrowserLauncher(environment: environment), here: here,
+            hooks: (try? configuration.get()).map { Hooks(settings: $0.hooks, environment: environment, report: warn) })
     }
 
     /// Every provider in the providers.d directories, read when first asked for.
     public var catalog: ProviderCatalog { service.catalog }
+
+    /// Every provider in the providers.d directories `environment` names (the agent reads them
+    /// again when they change).
+    static func loadCatalog(environment: [String: String]) -> ProviderCatalog {
+        ProviderCatalog.load(
+            directories: ProviderCatalog.searchDirectories(environment: environment),
+            explicitDirectoryRequired: environment["LATCHKEY_PROVIDERS_DIR"] != nil)
+    }
 }
 
 /// Stands in for the keystore when config.toml is broken: every use reports the file's errors,

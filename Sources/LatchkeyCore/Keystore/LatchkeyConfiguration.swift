@@ -17,6 +17,12 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     public var unlockTimeout: Int = 900
     /// `[directories."PATH"]`: the account a bare provider name means in and below a directory.
     public var directories = DirectoryAccounts()
+    /// `[accounts."PROVIDER:ACCOUNT"]`: what the agent may do with each account's tokens.
+    public var accounts: [AccountSettings] = []
+    /// `[agent]`: the agent's own settings.
+    public var agent = AgentSettings()
+    /// `[hooks]`: programs run on sign-ins, failed refreshes, expiry and releases.
+    public var hooks = HookSettings()
     /// The identity of the file these settings were read from (`DirectoryAccountsCopy.identity`),
     /// when it did not change while it was read: what the launcher's copy of the mappings is
     /// labelled with, so the launcher never applies mappings of a file that changed since.
@@ -25,7 +31,7 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     public init() {}
 
     /// The top-level keys config.toml may hold.
-    static let knownKeys = ["keystore", "unlock_timeout", "directories"]
+    static let knownKeys = ["keystore", "unlock_timeout", "directories", "accounts", "agent", "hooks"]
 
     /// Reads the file when it exists; a broken file is an error naming file, line and field.
     /// `environment` gives `HOME`, for directories written as `~/…`.
@@ -72,6 +78,9 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
         if let value = table["directories"] {
             configuration.directories = directories(value, reader: &reader, home: environment["HOME"])
         }
+        if let value = table["accounts"] { configuration.accounts = accounts(value, reader: &reader) }
+        if let value = table["agent"] { configuration.agent = agent(value, reader: &reader) }
+        if let value = table["hooks"] { configuration.hooks = hooks(value, reader: &reader) }
         guard reader.errors.isEmpty else { throw ProviderFileErrors(reader.errors) }
         return configuration
     }

@@ -1,3 +1,4 @@
+import CLatchkeySys
 import Crypto
 public import Foundation
 import LatchkeyEssentials

@@ -22,6 +22,9 @@ public struct Provider: Sendable, Equatable {
     public var kind: Kind
     /// The file the provider was read from.
     public var sourceFile: String
+    /// `forward` and `confirm`: what `latchkey agent` may do with every account of this provider
+    /// (an account's own `[accounts."…"]` table in config.toml overrides it).
+    public var sharing = AccountSharing()
 
     public init(name: String, displayName: String, kind: Kind, sourceFile: String) {
         self.name = name

@@ -13,7 +13,7 @@ public struct ProviderFileParser {
         "revocation_endpoint", "device_authorization_endpoint", "userinfo_endpoint", "jwks_uri",
         "client_id", "client_secret", "scopes", "extra_authorization_params", "redirect",
         "loopback_host", "loopback_port", "redirect_path", "account_id_field", "account_name_field",
-        "git_hosts", "git_username", "registry_hosts", "registry_username",
+        "git_hosts", "git_username", "registry_hosts", "registry_username", "forward", "confirm",
     ]).union(protocolChoiceKeys)
 
     /// Keys only `kind = "firebase"` files use.
@@ -22,7 +22,9 @@ public struct ProviderFileParser {
     ]
 
     /// Keys a `kind = "firebase"` file may contain.
-    static let firebaseAllowedKeys: Set<String> = firebaseKeys.union(["display_name", "kind", "jwks_uri", "redirect_path"])
+    static let firebaseAllowedKeys: Set<String> = firebaseKeys.union([
+        "display_name", "kind", "jwks_uri", "redirect_path", "forward", "confirm",
+    ])
 
     /// Parameters Latchkey sends itself, in the authorization request or to the token, device and
     /// revocation endpoints: neither `extra_authorization_params` nor an endpoint URL's query may
@@ -70,8 +72,13 @@ public struct ProviderFileParser {
             return .failure(ProviderFileErrors([ProviderFileError(file: file, message: "not valid TOML")]))
         }
 
+        let sharing = AccountSharing.read(table, reader: &context, field: { $0 })
         if table["kind"]?.string == "firebase" {
-            return parseFirebase(table, name: name, context: &context)
+            return parseFirebase(table, name: name, context: &context).map { provider in
+                var shared = provider
+                shared.sharing = sharing
+                return shared
+            }
         }
 
         for key in table.keys.sorted() where !Self.knownKeys.contains(key) {
@@ -158,7 +165,9 @@ public struct ProviderFileParser {
             loopbackPorts: loopbackPorts, accountFields: UserinfoAccountFields(id: accountIDField, name: accountNameField),
             gitHosts: gitHosts, gitUsername: gitUsername, registryHosts: registryHosts, registryUsername: registryUsername,
             choices: choices)
-        return .success(Provider(name: name, displayName: displayName, kind: isOpenID ? .oidc(client) : .oauth2(client), sourceFile: file))
+        var provider = Provider(name: name, displayName: displayName, kind: isOpenID ? .oidc(client) : .oauth2(client), sourceFile: file)
+        provider.sharing = sharing
+        return .success(provider)
     }
 
     /// A `kind = "firebase"` file: Firebase Authentication with an optional second factor.

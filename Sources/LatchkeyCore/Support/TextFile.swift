@@ -1,3 +1,4 @@
+import CLatchkeySys
 import Foundation
 
 #if canImport(Glibc)

@@ -38,9 +38,20 @@ struct DockerCredentialCommand: AsyncParsableCommand {
     private func answer() async throws {
         let input = action == "list" ? [] : Self.readInput()
         let request = try CredentialHelperRequest(action: action, input: input)
-        let service = options.context().service
+        let context = options.context()
+        let service = context.service
         switch request {
         case .get(let server):
+            // The agent gives the token; which provider a registry belongs to is read here, from
+            // the provider files (they hold no secret, so a forwarded host may have them too).
+            if let provider = try server.provider(in: service.catalog.providers) {
+                let asked = ThroughAgent.tokenRequest(provider.name, minimumLifetime: minimumLifetime.seconds, tokens: .access)
+                if let answer = try ThroughAgent.ask(asked, context: context, refused: { Output.result("latchkey: " + $0) }),
+                    let token = answer.accessToken
+                {
+                    return try Output.json(RegistryCredential(serverURL: server.text, username: provider.registryUsername, secret: token))
+                }
+            }
             guard
                 let credential = try await service.registryCredential(
                     for: server, minimumLifetime: minimumLifetime.interval, signingInWith: CommandLineInteraction.atTerminal())

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LatchkeyCore
+import LatchkeyVault
 
 /// `latchkey git-credential get|store|erase`: git's credential helper protocol
 /// (gitcredentials(7)) over the providers' `git_hosts`.
@@ -26,7 +27,15 @@ struct GitCredentialCommand: AsyncParsableCommand {
             // store: the token is already in the vault. erase: git saw the token refused; the
             // account stays (a refresh or `latchkey login` fixes it, not forgetting it).
             guard operation == "get" else { return }
-            let credential = try await options.context().service.gitCredential(
+            let context = options.context()
+            let asked = AgentRequest(
+                .gitCredential, minimumLifetime: minimumLifetime.seconds, workingDirectory: FileManager.default.currentDirectoryPath,
+                git: request, client: .current())
+            if let answer = try ThroughAgent.ask(asked, context: context) {
+                if let credential = answer.credential { FileHandle.standardOutput.write(Data(credential.exposedValue.utf8)) }
+                return
+            }
+            let credential = try await context.service.gitCredential(
                 for: try GitCredentialRequest(parsing: request), minimumLifetime: minimumLifetime.interval,
                 signingInWith: CommandLineInteraction.atTerminal())
             if let credential { FileHandle.standardOutput.write(Data(credential.exposedAnswer.utf8)) }

@@ -14,6 +14,13 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         try await Failure.reporting {
             let context = options.context()
+            let asked = AgentRequest(.status, workingDirectory: FileManager.default.currentDirectoryPath, client: .current())
+            if let answer = try ThroughAgent.ask(asked, context: context) {
+                if json { return Output.result(answer.report ?? "") }
+                let lines = answer.lines ?? []
+                if lines.isEmpty { Output.info("The agent offers no account here.") }
+                return lines.forEach(Output.result)
+            }
             let records = try await context.keystore.records()
             let report = StatusReport(
                 records: records, keystore: context.keystore.backendName, now: Date(),
@@ -24,15 +31,7 @@ struct StatusCommand: AsyncParsableCommand {
             }
             if let here = context.service.here { warnAboutMappings(here, records: records, catalog: context.catalog) }
             if records.isEmpty { Output.info("No accounts signed in. Sign in with `latchkey login PROVIDER` (see `latchkey providers`).") }
-            for provider in context.catalog.providers {
-                let accounts = report.accounts.filter { $0.provider == provider.name }
-                Output.result(
-                    "\(provider.name) — \(TerminalText.sanitized(provider.displayName))\(accounts.isEmpty ? " (signed out)" : "")")
-                for account in accounts { Output.result("  " + account.summary) }
-            }
-            for account in report.accounts where !context.catalog.providers.contains(where: { $0.name == account.provider }) {
-                Output.result("\(account.provider) — no longer configured\n  " + account.summary)
-            }
+            report.listing(providers: context.catalog.providers).forEach(Output.result)
         }
     }
 

@@ -26,14 +26,22 @@ struct TokenCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let service = options.context().service
+            let context = options.context()
             if let narrowing = narrowing.narrowing {
                 Output.token(
-                    try await service.narrowedToken(
+                    try await context.service.narrowedToken(
                         for: AccountSelector(parsing: selector), narrowing, minimumLifetime: minimumLifetime.interval
                     ).accessToken)
                 return
             }
+            // The agent hands out the account's own token and knows nothing of step-up.
+            if stepUp.stepUp.isEmpty {
+                let request = ThroughAgent.tokenRequest(selector, minimumLifetime: minimumLifetime.seconds, tokens: idToken ? .id : .access)
+                if let answer = try ThroughAgent.ask(request, context: context), let token = idToken ? answer.idToken : answer.accessToken {
+                    return Output.token(token)
+                }
+            }
+            let service = context.service
             let record = try await service.validRecord(
                 for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
                 signingInWith: CommandLineInteraction.atTerminal(), stepUp: stepUp.stepUp)

@@ -1,0 +1,192 @@
+import Foundation
+import LatchkeyVault
+
+/// What the agent answers, request by request.
+extension Agent {
+    /// Answers one request line; every failure becomes the client's final line with its message
+    /// and exit status, so a bad request costs the client its answer and nobody else anything.
+    func handle(_ line: [UInt8], on connection: AgentConnection) async {
+        let answer: AgentAnswer?
+        do {
+            let request: AgentRequest
+            do {
+                request = try AgentWire.decode(AgentRequest.self, from: line)
+            } catch {
+                throw AgentError.malformedRequest(reason: "not one JSON object of the agent's protocol")
+            }
+            answer = try await self.answer(request, on: connection)
+        } catch {
+            answer = failure(error, forwarded: connection.kind == .forwarded)
+        }
+        if let answer { connection.send(answer) }
+    }
+
+    /// The final answer, or `nil` for a `watch` connection, which stays open.
+    private func answer(_ request: AgentRequest, on connection: AgentConnection) async throws -> AgentAnswer? {
+        guard request.version == AgentWire.version else { throw AgentError.unsupportedVersion(request.version) }
+        guard let operation = AgentRequest.Operation(rawValue: request.operation) else {
+            throw AgentError.unknownOperation(request.operation)
+        }
+        let forwarded = connection.kind == .forwarded
+        switch operation {
+        case .token:
+            guard let selector = request.selector, !selector.isEmpty else { throw AgentError.malformedRequest(reason: "no selector") }
+            let lifetime = request.minimumLifetime ?? Self.refreshWindow
+            guard lifetime >= 0 else { throw AgentError.malformedRequest(reason: "min_ttl must not be negative") }
+            return try await release(
+                AccountSelector(parsing: selector), minimumLifetime: lifetime, tokens: request.tokens ?? .access, for: request,
+                on: connection)
+        case .gitCredential:
+            return try await gitCredential(request, on: connection)
+        case .status:
+            return try await status(for: request, on: connection)
+        case .approve, .deny:
+            guard !forwarded else { throw AgentError.notForForwarded(operation: operation.rawValue) }
+            guard let id = request.confirmation else { throw AgentError.malformedRequest(reason: "no request id") }
+            guard confirmations.answer(id, approve: operation == .approve) else { throw AgentError.noSuchConfirmation(id) }
+            return AgentAnswer(ok: true)
+        case .watch:
+            guard !forwarded else { throw AgentError.notForForwarded(operation: operation.rawValue) }
+            confirmations.watch(connection)
+            return nil
+        }
+    }
+
+    // MARK: - Tokens
+
+    /// A token of `selector`'s account for the client on `connection`, if it may have one:
+    /// a forwarded client only an account marked `forward = true`, and an account marked
+    /// `confirm = true` only once a person agreed. Refreshed first when needed, and logged.
+    private func release(
+        _ selector: AccountSelector, minimumLifetime: Int, tokens: AgentRequest.Tokens, for request: AgentRequest,
+        on connection: AgentConnection
+    ) async throws -> AgentAnswer {
+        let settings = settings()
+        let forwarded = connection.kind == .forwarded
+        let service = service(settings, workingDirectory: forwarded ? nil : request.workingDirectory)
+        let all = try await records.records()
+        let record = try (service.here?.selector(selector, among: all) ?? selector).select(from: all)
+        let name = "\(record.provider):\(record.label)"
+        let sharing = settings.configuration.sharing(of: record, provider: try? settings.catalog.provider(named: record.provider))
+        let requester = Requester(connection: connection, claimed: request.client)
+        func logged(_ outcome: ReleaseLog.Entry.Outcome, _ reason: String? = nil) {
+            if let problem = log.append(
+                ReleaseLog.Entry(
+                    time: Date(), account: name, requester: requester.description, forwarded: forwarded, outcome: outcome, reason: reason))
+            {
+                options.say(problem)
+            }
+        }
+        if forwarded && !sharing.forward {
+            logged(.refused, "not forwarded")
+            throw AgentError.notForwarded(account: name)
+        }
+        if sharing.confirm {
+            let timeout = settings.configuration.agent.confirmTimeout
+            let decision = await confirmations.ask(
+                account: name, requester: requester, timeout: .seconds(timeout), connection: connection
+            ) { waiting in
+                connection.send(
+                    .waiting(
+                        "\(name) needs a person's approval: request \(waiting.id) waits up to \(timeout) s"
+                            + " (`latchkey approve \(waiting.id)` where the agent runs, or its screen)"),
+                    final: false)
+            }
+            switch decision {
+            case .approved: break
+            case .denied:
+                logged(.denied)
+                throw AgentError.denied(account: name)
+            case .timedOut:
+                logged(.unapproved)
+                throw AgentError.notApproved(account: name, seconds: timeout)
+            case .abandoned:
+                logged(.refused, "the client went away")
+                throw CancellationError()
+            }
+        }
+        let fresh: AccountRecord
+        do {
+            fresh = try await service.validRecord(
+                for: AccountSelector(provider: record.provider, account: record.subject), minimumLifetime: TimeInterval(minimumLifetime))
+        } catch {
+            logged(.refused, (error as? any LatchkeyError)?.description ?? String(describing: error))
+            if AccountService.needsSignIn(error) { needsSignIn(record, because: error, hooks: settings.hooks) }
+            throw error
+        }
+        var answer = AgentAnswer(ok: true)
+        answer.provider = fresh.provider
+        answer.account = fresh.label
+        answer.expiresAt = fresh.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince1970) }
+        if tokens != .id { answer.accessToken = fresh.accessToken }
+        if tokens != .access { answer.idToken = try service.token(of: fresh, idToken: true) }
+        logged(.released)
+        settings.hooks.fire(
+            HookEvent(
+                .release, provider: fresh.provider, account: fresh.label, time: Date(), requester: requester.description,
+                forwarded: forwarded))
+        return answer
+    }
+
+    /// What git gets for a host in a provider's `git_hosts`, released like any token; a host no
+    /// provider maps gets an answer without a credential, so git asks its other helpers.
+    private func gitCredential(_ request: AgentRequest, on connection: AgentConnection) async throws -> AgentAnswer {
+        let parsed = try GitCredentialRequest(parsing: request.git ?? "")
+        guard let provider = try parsed.provider(in: settings().catalog.providers) else { return AgentAnswer(ok: true) }
+        var answer = try await release(
+            AccountSelector(provider: provider.name), minimumLifetime: request.minimumLifetime ?? Self.refreshWindow, tokens: .access,
+            for: request, on: connection)
+        if let token = answer.accessToken {
+            answer.credential = Secret(GitCredential(username: provider.gitUsername, password: token).exposedAnswer)
+            answer.accessToken = nil
+        }
+        return answer
+    }
+
+    /// `latchkey status` of the accounts this connection may use: all of them locally, those
+    /// marked `forward = true` over a forwarded socket.
+    private func status(for request: AgentRequest, on connection: AgentConnection) async throws -> AgentAnswer {
+        let settings = settings()
+        let forwarded = connection.kind == .forwarded
+        let service = service(settings, workingDirectory: forwarded ? nil : request.workingDirectory)
+        let visible = try await records.records().filter { record in
+            !forwarded
+                || settings.configuration.sharing(of: record, provider: try? settings.catalog.provider(named: record.provider)).forward
+        }
+        let report = StatusReport(
+            records: visible, keystore: records.backendName + (forwarded ? " (forwarded)" : ""), now: Date(),
+            here: service.here.map { ($0.accounts, $0.path) })
+        var answer = AgentAnswer(ok: true)
+        answer.report = try report.json()
+        answer.lines = report.listing(providers: settings.catalog.providers)
+        return answer
+    }
+
+    // MARK: - Failures
+
+    /// The final line for `error`: its message, and the exit status the command line gives it.
+    /// An account only a sign-in can help names itself and the vault, so a client on this
+    /// machine with the same vault can sign it in and ask again; a forwarded one is told where.
+    func failure(_ error: any Error, forwarded: Bool) -> AgentAnswer {
+        guard let error = error as? any LatchkeyError else {
+            if error is CancellationError { return .failure("cancelled", exit: options.exitStatus(.unavailable)) }
+            return .failure(
+                "unexpected error: \(TerminalText.sanitized(String(describing: error), maxLength: 300))",
+                exit: options.exitStatus(.unexpected))
+        }
+        var answer = AgentAnswer.failure(error.description, exit: options.exitStatus(error.category))
+        if AccountService.needsSignIn(error) {
+            answer.signIn = Self.signInSelector(for: error)
+            answer.vault = forwarded ? nil : vaultPath
+            if forwarded { answer.message = error.description + " (on the machine where the agent runs: this host holds no vault)" }
+        }
+        return answer
+    }
+
+    /// `PROVIDER:ACCOUNT` as `latchkey login` takes it, for errors that name one account.
+    static func signInSelector(for error: any Error) -> String? {
+        if let account = AccountService.account(needingSignIn: error) { return "\(account.provider):\(account.name)" }
+        if case AccountSelectionError.notSignedIn(let selector, _) = error { return selector.description }
+        return nil
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import LatchkeyVault
+
+/// Who asked the agent for a token, as the confirmation prompt and the release log name them.
+///
+/// On the local socket the kernel says which process connected (SO_PEERCRED), and its command
+/// line and its parent's are read from /proc: `latchkey token github` run by `bash ./deploy.sh`.
+/// On a forwarded socket the process is on another host and only the client's own claim can be
+/// shown, marked as such.
+struct Requester: Sendable, Equatable, CustomStringConvertible {
+    var forwarded: Bool
+    /// The connecting process, on a local socket.
+    var pid: Int32?
+    var command: String?
+    /// The process that ran it, on a local socket.
+    var parentPID: Int32?
+    var parentCommand: String?
+    /// What a forwarded client says about itself.
+    var claimed: AgentRequest.Client?
+
+    init(connection: AgentConnection, claimed: AgentRequest.Client?) {
+        forwarded = connection.kind == .forwarded
+        guard !forwarded else {
+            self.claimed = claimed
+            return
+        }
+        pid = connection.pid
+        command = AgentRequest.Client.commandLine(of: connection.pid)
+        parentPID = Self.parent(of: connection.pid)
+        parentCommand = parentPID.flatMap(AgentRequest.Client.commandLine(of:))
+    }
+
+    init(
+        forwarded: Bool, pid: Int32? = nil, command: String? = nil, parentPID: Int32? = nil, parentCommand: String? = nil,
+        claimed: AgentRequest.Client? = nil
+    ) {
+        self.forwarded = forwarded
+        self.pid = pid
+        self.command = command
+        self.parentPID = parentPID
+        self.parentCommand = parentCommand
+        self.claimed = claimed
+    }
+
+    /// One line, every part from outside made inert for a terminal.
+    var description: String {
+        func quoted(_ text: String?) -> String {
+            text.map { "`" + TerminalText.sanitized($0, maxLength: 200) + "`" } ?? "(unknown command)"
+        }
+        if forwarded {
+            let host = claimed?.host.map { TerminalText.sanitized($0, maxLength: 100) } ?? "an unnamed host"
+            let process = claimed?.pid.map { " pid \($0)" } ?? ""
+            return "forwarded: \(host) says \(quoted(claimed?.command))\(process)"
+        }
+        var text = "local: \(quoted(command)) pid \(pid.map(String.init) ?? "?")"
+        if let parentPID { text += ", run by \(quoted(parentCommand)) pid \(parentPID)" }
+        return text
+    }
+
+    /// The parent of `pid`, from the fourth field of /proc/PID/stat (after the command name,
+    /// which is in parentheses and may itself hold spaces and parentheses).
+    static func parent(of pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? Int32(fields[1]) : nil
+    }
+
+    /// Whether `pid` runs an SSH client or server: a connection to the local socket from one is
+    /// someone forwarding it (`ssh -R …:agent.sock`) and is treated as forwarded.
+    /// Read from /proc/PID/comm, which stays readable when the process made itself undumpable
+    /// (its `exe` link does not).
+    static func isSSH(_ pid: Int32) -> Bool {
+        guard let name = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return false }
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed == "ssh" || trimmed == "sshd"
+    }
+}

@@ -1,0 +1,104 @@
+import CLatchkeySys
+import LatchkeyEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One conversation with `latchkey agent`: connect, send one request, read its answer lines.
+///
+/// Used by the launcher (`latchkey token` through the agent, without loading the full command)
+/// and by the full command's `token`, `exec`, `git-credential` and `status`.
+public struct AgentClient: ~Copyable {
+    public let path: String
+    private let descriptor: Int32
+    /// Bytes read past the last answer line.
+    private var pending: [UInt8] = []
+
+    /// Connects to the agent at `path`.
+    public init(path: String) throws(AgentClientError) {
+        let descriptor = lk_unix_connect(path)
+        guard descriptor >= 0 else {
+            let error = -descriptor
+            throw error == ENOENT || error == ECONNREFUSED
+                ? .notRunning(path: path, errno: error) : .cannotConnect(path: path, errno: error)
+        }
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    public func send(_ request: AgentRequest) throws(AgentClientError) {
+        guard let line = try? AgentWire.line(request) else { throw .malformed(path: path) }
+        let result = line.withUnsafeBytes { lk_send_all(descriptor, $0.baseAddress, $0.count) }
+        guard result == 0 else { throw .closed(path: path) }
+    }
+
+    /// The next line the agent sends. `timeout` bounds the wait for each piece of it, in
+    /// milliseconds (-1: none; the agent itself bounds how long a person may take to approve).
+    public mutating func answer(timeout: Int32 = -1) throws(AgentClientError) -> AgentAnswer {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        defer { buffer.zeroize() }
+        while true {
+            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = pending[..<newline]
+                defer { pending.removeSubrange(...newline) }
+                guard let answer = try? AgentWire.decode(AgentAnswer.self, from: line) else { throw .malformed(path: path) }
+                return answer
+            }
+            guard pending.count < AgentWire.answerLimit else { throw .malformed(path: path) }
+            let count = buffer.withUnsafeMutableBytes { lk_receive(descriptor, $0.baseAddress, $0.count, timeout) }
+            if count == -Int(ETIMEDOUT) { throw .timedOut(path: path) }
+            guard count > 0 else { throw .closed(path: path) }
+            pending += buffer[0..<count]
+        }
+    }
+
+    /// Sends `request` and returns the final answer, handing each interim line to `notice`.
+    public mutating func exchange(_ request: AgentRequest, notice: (AgentAnswer) -> Void = { _ in }) throws(AgentClientError) -> AgentAnswer
+    {
+        try send(request)
+        while true {
+            let answer = try answer()
+            if answer.pending == true {
+                notice(answer)
+                continue
+            }
+            return answer
+        }
+    }
+}
+
+/// Why the agent could not be asked. The agent's own refusals are answers, not these.
+public enum AgentClientError: LatchkeyError, Equatable {
+    /// Nothing listens at the path (no file, or a socket left by an agent that is gone).
+    case notRunning(path: String, errno: Int32)
+    case cannotConnect(path: String, errno: Int32)
+    /// The agent closed the connection before its final answer: it stopped, or the SSH
+    /// connection carrying the socket did.
+    case closed(path: String)
+    case timedOut(path: String)
+    /// An answer that is not one JSON line of the protocol.
+    case malformed(path: String)
+
+    public var category: FailureCategory { .unavailable }
+
+    public var description: String {
+        switch self {
+        case .notRunning(let path, let error):
+            return "no agent answers at \(TerminalText.sanitized(path, maxLength: 300)) (\(String(cString: strerror(error))));"
+                + " start `latchkey agent`, or unset \(AgentSocket.variable) to use this machine's vault"
+        case .cannotConnect(let path, let error):
+            return "cannot reach the agent at \(TerminalText.sanitized(path, maxLength: 300)): \(String(cString: strerror(error)))"
+        case .closed(let path):
+            return "the agent at \(TerminalText.sanitized(path, maxLength: 300)) closed the connection without answering;"
+                + " it stopped, or the SSH connection forwarding it did"
+        case .timedOut(let path):
+            return "the agent at \(TerminalText.sanitized(path, maxLength: 300)) did not answer in time"
+        case .malformed(let path):
+            return "the agent at \(TerminalText.sanitized(path, maxLength: 300)) answered something that is not its protocol"
+                + " (a different Latchkey version?)"
+        }
+    }
+}

@@ -1,0 +1,88 @@
+public import LatchkeyEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `latchkey token SELECTOR [--min-ttl N]` answered by `latchkey agent`, for the launcher: one
+/// connection, one request, the token printed as the agent released it.
+///
+/// Only a released token and the agent's own refusal (its message and exit status) are answered
+/// here; anything else (an account only a sign-in can help, an agent that broke off) goes to the
+/// full command, which asks again and says what went wrong.
+public enum AgentTokenAnswer {
+    public enum Outcome: Equatable {
+        /// Printed; the exit status.
+        case answered(Int32)
+        /// The full command must answer.
+        case fullCommand
+        /// The default socket has no agent: answer as without one.
+        case noAgent
+    }
+
+    public static func run(_ selector: AccountSelector, minimumLifetime: Int, endpoint: AgentSocket.Endpoint) -> Outcome {
+        var client: AgentClient
+        do {
+            client = try AgentClient(path: endpoint.path)
+        } catch {
+            return endpoint.isExplicit ? .fullCommand : .noAgent
+        }
+        let request = AgentRequest(
+            .token, selector: selector.description, minimumLifetime: minimumLifetime, tokens: .access,
+            workingDirectory: currentDirectory(), client: .current())
+        guard
+            let answer = try? client.exchange(request, notice: { say($0.message ?? "") })
+        else { return .fullCommand }
+        if answer.ok, let token = answer.accessToken {
+            var line = Array(token.exposedValue.utf8) + [UInt8(ascii: "\n")]
+            defer { line.zeroize() }
+            return written(line, to: STDOUT_FILENO) ? .answered(0) : .fullCommand
+        }
+        guard answer.signIn == nil, let status = answer.exit, status != 0 else { return .fullCommand }
+        say(answer.message ?? "the agent refused")
+        return .answered(status)
+    }
+
+    /// A line for the person on stderr, made inert for the terminal.
+    private static func say(_ text: String) {
+        _ = written(Array(("latchkey: " + TerminalText.sanitizedLines(text) + "\n").utf8), to: STDERR_FILENO)
+    }
+
+    /// A NUL-terminated C string from a buffer the kernel filled.
+    static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func written(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+        bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == bytes.count
+    }
+
+    static func currentDirectory() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return text(buffer)
+    }
+}
+
+extension AgentRequest.Client {
+    /// This process as the agent's prompt and log name it: the host, and the command that ran
+    /// `latchkey` (its parent), which says more than `latchkey token NAME` does.
+    public static func current() -> AgentRequest.Client {
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count - 1) == 0 ? AgentTokenAnswer.text(name) : nil
+        return AgentRequest.Client(host: host, pid: getppid(), command: commandLine(of: getppid()))
+    }
+
+    /// `/proc/PID/cmdline` with its NULs as spaces, cut to `commandLimit` bytes; `nil` when unreadable.
+    public static func commandLine(of pid: Int32) -> String? {
+        let descriptor = open("/proc/\(pid)/cmdline", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: commandLimit)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        var text = bytes[0..<count].map { $0 == 0 ? UInt8(ascii: " ") : $0 }
+        while text.last == UInt8(ascii: " ") { text.removeLast() }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

@@ -1,0 +1,205 @@
+import FoundationEssentials
+
+/// What travels on `latchkey agent`'s sockets: one JSON object per line each way (the encoder
+/// escapes line breaks inside strings, so a newline ends a message). A client sends one request;
+/// the agent answers with zero or more interim lines (`pending`: waiting for a person to approve)
+/// and then one final line, and closes. A `watch` request (the screen) stays open for the
+/// confirmation requests the agent sends on it.
+///
+/// Here, in the module the launcher and the full command share, so both speak one protocol.
+public enum AgentWire {
+    /// The protocol's version, sent in every request; an agent refuses one it does not know.
+    public static let version = 1
+    /// The longest request line an agent reads, newline included: a request is a selector, a
+    /// working directory (PATH_MAX is 4096) and a command line cut to `AgentRequest.Client`'s
+    /// limit; anything longer is refused unread.
+    public static let requestLimit = 16 * 1024
+    /// The longest answer line a client reads: tokens of a few KiB, a status report of many accounts.
+    public static let answerLimit = 1 << 20
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// `value` as one line, newline included.
+    public static func line(_ value: some Encodable) throws -> [UInt8] {
+        Array(try encoder.encode(value)) + [UInt8(ascii: "\n")]
+    }
+
+    /// A line without its newline, decoded.
+    public static func decode<Value: Decodable>(_ type: Value.Type, from line: some Collection<UInt8>) throws -> Value {
+        try JSONDecoder().decode(type, from: Data(line))
+    }
+}
+
+/// One request to the agent.
+public struct AgentRequest: Codable, Sendable, Equatable {
+    /// What is asked. Only `token`, `status` and `git-credential` are answered on a forwarded
+    /// socket; the rest are for this machine's own commands (`latchkey approve`, the screen).
+    public enum Operation: String, Codable, Sendable, CaseIterable {
+        case token
+        case status
+        case gitCredential = "git-credential"
+        case approve
+        case deny
+        case watch
+    }
+
+    /// Which of an account's tokens a `token` request wants.
+    public enum Tokens: String, Codable, Sendable {
+        case access
+        case id
+        /// Both, from one grant (`latchkey exec --id-token`).
+        case both
+    }
+
+    /// Who asks, in the client's own words: on a forwarded socket the agent cannot look at the
+    /// process (it is on another machine), so this is what the confirmation prompt and the log
+    /// show, marked as the client's claim.
+    public struct Client: Codable, Sendable, Equatable {
+        public var host: String?
+        public var pid: Int32?
+        /// The command that ran `latchkey` (its parent's command line), cut to `commandLimit`.
+        public var command: String?
+
+        public static let commandLimit = 512
+
+        public init(host: String? = nil, pid: Int32? = nil, command: String? = nil) {
+            self.host = host
+            self.pid = pid
+            self.command = command
+        }
+    }
+
+    /// `v`: `AgentWire.version`.
+    public var version: Int
+    /// `op`, as sent: an operation this agent does not know is answered with an error, not dropped.
+    public var operation: String
+    /// `PROVIDER[:ACCOUNT]` as the person typed it (`token`).
+    public var selector: String?
+    /// `min_ttl`, `--min-ttl`'s seconds.
+    public var minimumLifetime: Int?
+    public var tokens: Tokens?
+    /// `cwd`: where the command runs, for config.toml's `[directories."PATH"]` (on a local
+    /// socket only: a forwarded host's paths mean nothing here).
+    public var workingDirectory: String?
+    /// `git`: what git sent the credential helper, lines of `key=value`.
+    public var git: String?
+    /// `id`: the confirmation `approve` or `deny` answers.
+    public var confirmation: Int?
+    public var client: Client?
+
+    enum CodingKeys: String, CodingKey {
+        case version = "v"
+        case operation = "op"
+        case selector
+        case minimumLifetime = "min_ttl"
+        case tokens
+        case workingDirectory = "cwd"
+        case git
+        case confirmation = "id"
+        case client
+    }
+
+    public init(
+        _ operation: Operation, selector: String? = nil, minimumLifetime: Int? = nil, tokens: Tokens? = nil,
+        workingDirectory: String? = nil, git: String? = nil, confirmation: Int? = nil, client: Client? = nil
+    ) {
+        version = AgentWire.version
+        self.operation = operation.rawValue
+        self.selector = selector
+        self.minimumLifetime = minimumLifetime
+        self.tokens = tokens
+        self.workingDirectory = workingDirectory
+        self.git = git
+        self.confirmation = confirmation
+        self.client = client
+    }
+}
+
+/// One line of the agent's answer.
+public struct AgentAnswer: Codable, Sendable, Equatable {
+    /// A request waiting for a person, sent on a `watch` connection and named in `pending` lines.
+    public struct Confirmation: Codable, Sendable, Equatable {
+        public var id: Int
+        /// `PROVIDER:ACCOUNT`.
+        public var account: String
+        /// Who asks, as `Requester.description` says it.
+        public var requester: String
+        public var forwarded: Bool
+        /// When the request is refused if nobody answers (Unix seconds).
+        public var expiresAt: Int
+
+        enum CodingKeys: String, CodingKey {
+            case id, account, requester, forwarded
+            case expiresAt = "expires_at"
+        }
+
+        public init(id: Int, account: String, requester: String, forwarded: Bool, expiresAt: Int) {
+            self.id = id
+            self.account = account
+            self.requester = requester
+            self.forwarded = forwarded
+            self.expiresAt = expiresAt
+        }
+    }
+
+    /// The request was answered (a final line); `false` with `message` and `exit` when refused.
+    public var ok: Bool
+    /// An interim line: `message` says what the agent waits for; the final line follows.
+    public var pending: Bool?
+    public var message: String?
+    /// The exit status the client's command ends with when `ok` is false.
+    public var exit: Int32?
+    /// The account only a sign-in can help, as `latchkey login` takes it.
+    public var signIn: String?
+    /// The agent's vault: a client on the same machine with the same vault may sign in itself.
+    public var vault: String?
+    public var accessToken: Secret?
+    public var idToken: Secret?
+    /// Unix seconds; absent when the provider gave no expiry.
+    public var expiresAt: Int?
+    public var provider: String?
+    public var account: String?
+    /// `git-credential`'s answer for git (`username=…`, `password=…` lines); absent when the
+    /// host is not one the agent answers for, so git asks its other helpers.
+    public var credential: Secret?
+    /// `status`: the `status --json` text and the lines `status` prints, of the accounts this
+    /// connection may use.
+    public var report: String?
+    public var lines: [String]?
+    /// On a `watch` connection: a request that waits for a person; `nil` id with `closed` once answered.
+    public var confirmation: Confirmation?
+    /// On a `watch` connection: a confirmation no longer waiting (answered, timed out, abandoned).
+    public var closed: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case ok, pending, message, exit, vault, provider, account, credential, report, lines, confirmation, closed
+        case signIn = "sign_in"
+        case accessToken = "access_token"
+        case idToken = "id_token"
+        case expiresAt = "expires_at"
+    }
+
+    public init(ok: Bool) { self.ok = ok }
+
+    /// A final refusal: `message` for the person, `exit` for the command.
+    public static func failure(_ message: String, exit: Int32, signIn: String? = nil, vault: String? = nil) -> AgentAnswer {
+        var answer = AgentAnswer(ok: false)
+        answer.message = message
+        answer.exit = exit
+        answer.signIn = signIn
+        answer.vault = vault
+        return answer
+    }
+
+    /// An interim line saying what the agent waits for.
+    public static func waiting(_ message: String) -> AgentAnswer {
+        var answer = AgentAnswer(ok: false)
+        answer.pending = true
+        answer.message = message
+        return answer
+    }
+}

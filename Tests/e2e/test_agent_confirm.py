@@ -1,0 +1,109 @@
+"""
+Confirmation: an account marked confirm = true gets a token from the agent only after a person
+agrees, with `latchkey approve ID` (or `deny ID`), on the agent's own terminal (`y ID`), or in the open
+screen (y/n). A
+request nobody answers is refused after [agent] confirm_timeout seconds (60 unless set). Every
+outcome is in the agent's log.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from agent_support import AgentProcess, agent_env, agents, runtime, wait_for  # noqa: F401  (fixtures)
+from conftest import ALICE, EX_NO_ACCOUNT, EX_OK, EX_VAULT, LATCHKEY_BIN, assert_userinfo
+from tui_support import screen_command, screen_env, tmux  # noqa: F401  (fixture)
+
+
+def confirmed_account(lk, idp, timeout: int | None = None) -> None:
+    """alice at a, whose provider file says confirm = true."""
+    lk.add_provider("a", idp, confirm=True)
+    assert lk.login("a").code == EX_OK
+    if timeout is not None:
+        path = lk.config / "latchkey" / "config.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"[agent]\nconfirm_timeout = {timeout}\n")
+
+
+def waiting_request(running) -> int:
+    """The number of the request the client says it waits on."""
+    said = wait_for(lambda: re.search(r"request (\d+) waits", running.stderr_so_far()) or not running.running(), what="the waiting line")
+    assert said is not True, running.finish()
+    return int(said.group(1))
+
+
+def test_a_confirm_account_waits_for_latchkey_approve_and_then_prints_the_token(lk, idp_a, agents):
+    confirmed_account(lk, idp_a)
+    agent = agents()
+    client = lk.start("token", "a", env=agent_env(agent))
+    request = waiting_request(client)
+    time.sleep(0.5)
+    assert client.running(), "no token before a person agreed"
+    assert f"request {request}: release a token of a:{ALICE} to local: " in agent.stderr()
+    approved = lk.run("approve", str(request), env=agent_env(agent))
+    assert approved.code == EX_OK and f"Approved request {request}." in approved.stderr, approved
+    result = client.finish(30)
+    assert result.code == EX_OK, result
+    assert_userinfo(idp_a, result.stdout.strip(), ALICE)
+    entry = lk.run("agent", "log", "--json").json()[-1]
+    assert entry["outcome"] == "released" and entry["account"] == f"a:{ALICE}", entry
+    again = lk.run("approve", str(request), env=agent_env(agent))
+    assert again.code == EX_NO_ACCOUNT and f"no request {request} waits for approval" in again.stderr, again
+
+
+def test_latchkey_deny_refuses_the_release(lk, idp_a, agents):
+    confirmed_account(lk, idp_a)
+    agent = agents()
+    client = lk.start("token", "a", env=agent_env(agent))
+    request = waiting_request(client)
+    assert lk.run("deny", str(request), env=agent_env(agent)).code == EX_OK
+    result = client.finish(30)
+    assert result.code == EX_VAULT and result.stdout == "", result
+    assert f"the release of a token of a:{ALICE} was denied" in result.stderr, result
+    assert lk.run("agent", "log", "--json").json()[-1]["outcome"] == "denied"
+
+
+def test_a_request_nobody_answers_is_refused_after_confirm_timeout(lk, idp_a, agents):
+    confirmed_account(lk, idp_a, timeout=2)
+    agent = agents()
+    started = time.monotonic()
+    result = lk.run("token", "a", env=agent_env(agent), timeout=30)
+    elapsed = time.monotonic() - started
+    assert result.code == EX_VAULT and result.stdout == "", result
+    assert f"nobody approved the release of a token of a:{ALICE} within 2 s" in result.stderr, result
+    assert 1.5 < elapsed < 10, f"refused after {elapsed:.1f} s"
+    assert lk.run("agent", "log", "--json").json()[-1]["outcome"] == "not approved"
+
+
+def test_the_agents_own_terminal_answers_y_id(tmux, lk, idp_a, runtime):
+    confirmed_account(lk, idp_a)
+    env = lk.env(XDG_RUNTIME_DIR=runtime, TERM="tmux-256color")
+    tmux.start(f"{LATCHKEY_BIN} agent", env)
+    tmux.wait_text("listening on", timeout=30)
+    client = lk.start("token", "a", env={"LATCHKEY_AGENT": runtime / "latchkey" / "agent.sock", "LATCHKEY_PASSPHRASE_FILE": None})
+    request = waiting_request(client)
+    tmux.wait_for(lambda _: f"type y {request} or n {request} here" in tmux.capture(joined=True), timeout=10, what="the prompt")
+    tmux.send(f"y {request}", "Enter")
+    result = client.finish(30)
+    assert result.code == EX_OK, result
+    assert_userinfo(idp_a, result.stdout.strip(), ALICE)
+    tmux.wait_for(lambda _: f"approved request {request}" in tmux.capture(joined=True), timeout=10, what="the answer")
+
+
+def test_the_open_screen_asks_naming_the_requester_and_y_releases_the_token(tmux, lk, idp_a, agents, runtime):
+    confirmed_account(lk, idp_a)
+    agent = agents()
+    tmux.start(screen_command(), screen_env(lk, XDG_RUNTIME_DIR=runtime))
+    tmux.wait_text(ALICE, timeout=30)
+    client = lk.start("token", "a", env=agent_env(agent))
+    request = waiting_request(client)
+    screen = tmux.wait_for(lambda text: "Release a token of" in text, timeout=10, what="the screen's prompt")
+    assert f"a:{ALICE}" in tmux.capture(joined=True) and "local: " in tmux.capture(joined=True), screen
+    tmux.send("y")
+    result = client.finish(30)
+    assert result.code == EX_OK, result
+    assert_userinfo(idp_a, result.stdout.strip(), ALICE)
+    tmux.wait_text(f"Approved request {request}.", timeout=10)
+    entry = lk.run("agent", "log", "--json").json()[-1]
+    assert entry["outcome"] == "released", entry
