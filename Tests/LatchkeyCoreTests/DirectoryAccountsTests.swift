@@ -74,7 +74,9 @@ struct DirectoryAccountsTests {
     @Test("a copy longer than the first keyring buffer the launcher used (256 bytes) is read whole")
     func longCopyReadWhole() throws {
         let many = DirectoryAccounts(
-            (0..<40).map { .init(written: "/srv/project-\($0)", path: "/srv/project-\($0)", accounts: ["github": "user-\($0)@example.com"]) })
+            (0..<40).map {
+                .init(written: "/srv/project-\($0)", path: "/srv/project-\($0)", accounts: ["github": "user-\($0)@example.com"])
+            })
         let description = "latchkey:test:directories:\(UUID().uuidString)"
         let payload = try #require(DirectoryAccountsCopy.payload(many, identity: "1:2:3"))
         #expect(payload.count > 1000)

@@ -1,6 +1,6 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
+import LatchkeyVault
 import Synchronization
 
 /// What a hook is told, as JSON on its stdin: which event, which account, when and why. Never a
