@@ -110,3 +110,18 @@ def test_the_launcher_alone_answers_by_the_mapping_and_answers_nothing_once_conf
     write_config(lk, f'[directories."{work}"]\na = "{BOB}"\n')
     stale = lk.run("token", "a", cwd=work)
     assert stale.code != EX_OK and stale.stdout == "", f"answered by a mapping config.toml no longer has\n{stale}"
+
+
+def test_the_launcher_alone_answers_with_many_mappings_whose_copy_outgrows_a_small_keyring_read(lk, idp_a, two_accounts):
+    """The full command's keyring reader stopped at 256 bytes, so a copy of a few mappings was
+    never read and the launcher answered nothing wherever config.toml mapped more than that."""
+    work = two_accounts
+    projects = [lk.root / f"project-{i:02d}-with-a-longer-name" for i in range(20)]
+    for project in projects:
+        project.mkdir()
+    others = "".join(f'[directories."{project}"]\na = "{BOB}"\n' for project in projects)
+    write_config(lk, f'[directories."{work}"]\na = "{ALICE}"\n' + others)
+    lk.ok("status", cwd=work)
+    lk.leave_only_the_launcher()
+    assert_userinfo(idp_a, token_in(lk, work / "src"), ALICE)
+    assert_userinfo(idp_a, token_in(lk, lk.root / "elsewhere"), BOB)
