@@ -4,10 +4,10 @@
 //
 //   latchkey-vault-stress write VAULT PREFIX COUNT   one update per record PREFIX-0 ... PREFIX-(COUNT-1);
 //                                                    prints each index after its update returned
-//   latchkey-vault-stress seed VAULT PROVIDER SUBJECT[:NAME][@EXPIRY]...
+//   latchkey-vault-stress seed VAULT PROVIDER [--no-refresh-token] SUBJECT[:NAME][@EXPIRY]...
 //                                                    replaces the records with accounts at PROVIDER
 //                                                    (token fake-access-SUBJECT, expiry in Unix seconds),
-//                                                    for the fast-path and stored-value tests
+//                                                    for the fast-path, stored-value and hook tests
 //   latchkey-vault-stress list VAULT                 prints every record's subject, one per line
 //   latchkey-vault-stress bench VAULT ACCOUNTS RUNS  fills a new vault with ACCOUNTS records and prints the
 //                                                    medians of open+decrypt+decode, one save, and the KDF
@@ -40,13 +40,16 @@ struct VaultStress {
             case "seed" where arguments.count >= 5:
                 // seed VAULT PROVIDER SUBJECT[:NAME]...: accounts with chosen subjects and names.
                 let vault = VaultKeystore(path: arguments[2], passphrase: PassphraseFile(path: passphraseFile), cacheKey: true)
+                let withoutRefreshToken = arguments[4] == "--no-refresh-token"
+                let specs = arguments.dropFirst(withoutRefreshToken ? 5 : 4)
                 try await vault.update { records in
-                    records = arguments.dropFirst(4).map { spec in
+                    records = specs.map { spec in
                         let (account, expiry) = spec.split(separator: "@", maxSplits: 1).map(String.init).splitFirst()
                         let parts = account.split(separator: ":", maxSplits: 1).map(String.init)
                         var seeded = record(subject: parts[0], provider: arguments[3])
                         seeded.displayName = parts.count > 1 ? parts[1] : nil
                         if let expiry, let seconds = Double(expiry) { seeded.expiresAt = Date(timeIntervalSince1970: seconds) }
+                        if withoutRefreshToken { seeded.refreshToken = nil }
                         return seeded
                     }
                 }

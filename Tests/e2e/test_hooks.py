@@ -15,6 +15,7 @@ from pathlib import Path
 from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
 from conftest import ALICE, EX_NO_ACCOUNT, EX_OK
 from test_sign_in_again import signed_in_then_revoked
+from test_token_fast_path import seed
 
 
 def hook(lk, name: str, body: str) -> Path:
@@ -141,3 +142,21 @@ def test_the_agent_runs_on_release_without_waiting_for_it_and_never_gives_it_the
     assert all(e["requester"].startswith("local: ") for e in said), said
     assert_no_secret(out.read_text(), *tokens)
     assert os.path.exists(agent.socket)
+
+
+def test_the_agent_runs_on_expiring_once_for_an_account_without_a_refresh_token(lk, agents):
+    """An account with no refresh token cannot be kept fresh: `expiring_minutes` before its token
+    ends, the agent says so and runs on_expiring with the expiry, never the token."""
+    record, out = recorder(lk)
+    configure(lk, f'[hooks]\non_expiring = "{record}"\nexpiring_minutes = 10\n')
+    soon = int(time.time()) + 300
+    seed(lk, "p", "--no-refresh-token", f"s1:short-lived@{soon}")
+    agent = agents()
+    deadline = time.monotonic() + 20
+    while not events(out) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    (event,) = events(out)
+    assert event["event"] == "expiring" and event["provider"] == "p" and event["account"] == "short-lived", event
+    assert event["reason"] == "no refresh token" and "expires_at" in json.dumps(event), event
+    assert_no_secret(out.read_text(), "fake-access-s1")
+    assert "has no refresh token and expires in" in agent.stderr_path.read_text()
