@@ -358,12 +358,14 @@ def test_an_acr_glewlwyd_does_not_give_is_refused_and_nothing_is_stored(lk, glew
 # --------------------------------------------------------------------------- machine identities
 
 
-def add_machine(lk, server, secret_file):
+def add_machine(lk, server, secret_file=None, client_id=None, **fields):
     client = server.info["machine_client"]
+    if secret_file is not None:
+        fields["client_secret_file"] = str(secret_file)
     # kind oauth2 and its endpoints: glewlwyd serves no RFC 8414 metadata for it to discover.
-    lk.add_provider("ci", None, display_name="CI", kind="oauth2", issuer=None, client_id=client["client_id"],
+    lk.add_provider("ci", None, display_name="CI", kind="oauth2", issuer=None, client_id=client_id or client["client_id"],
                     authorization_endpoint=f"{server.issuer}/auth", token_endpoint=f"{server.issuer}/token",
-                    scopes=[client["scope"]], grant="client_credentials", client_secret_file=str(secret_file))
+                    scopes=[client["scope"]], grant="client_credentials", **fields)
 
 
 def test_a_machine_identity_gets_tokens_without_a_person(lk, glewlwyd_current):
@@ -394,3 +396,24 @@ def test_a_client_secret_file_others_can_read_is_refused_before_anything_is_sent
     refused = lk.run("token", "ci")
     assert refused.code == EX_REJECTED and "token endpoint" in refused.stderr, refused
     assert refused.stdout == ""
+
+
+def test_a_machine_identity_signs_in_with_private_key_jwt(lk, glewlwyd_current, tmp_path):
+    client = glewlwyd_current.info["machine_client"]
+    add_machine(lk, glewlwyd_current, client_id=client["key_client_id"], private_key_file=client["key_file"])
+    token = lk.token("ci")
+    _, claims = jwt_parts(token)
+    assert claims["sub"] == client["key_client_id"] and claims["scope"] == "ci", claims
+    # Each request signs a new assertion: a second grant is not refused as a replayed jti.
+    lk.ok("refresh", "ci")
+    assert lk.token("ci") != token
+    # Another P-256 key is not the client's: glewlwyd refuses its assertion, nothing is stored.
+    lk.ok("logout", "ci")
+    other = tmp_path / "other-key.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(other)],
+                   check=True, capture_output=True)
+    other.chmod(0o600)
+    add_machine(lk, glewlwyd_current, client_id=client["key_client_id"], private_key_file=str(other))
+    refused = lk.run("token", "ci")
+    assert refused.code == EX_REJECTED and "token endpoint" in refused.stderr, refused
+    assert refused.stdout == "" and "PRIVATE KEY" not in refused.stderr

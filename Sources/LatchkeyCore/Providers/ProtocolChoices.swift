@@ -22,6 +22,10 @@ public struct ProtocolChoices: Sendable, Equatable {
     public var grant: Grant = .authorizationCode
     /// `client_secret_file`: where the client secret of `grant = "client_credentials"` is.
     public var clientSecretFile: String?
+    /// `private_key_file`: the PEM key that signs `private_key_jwt` assertions (RFC 7523) instead
+    /// of a client secret; `private_key_id` is its `kid`, for a server holding several keys.
+    public var privateKeyFile: String?
+    public var privateKeyID: String?
 
     public enum Grant: String, Sendable, CaseIterable {
         case authorizationCode = "authorization_code"
