@@ -378,6 +378,18 @@ struct ProviderFileParserTests {
 
     }
 
+    @Test("git_resource is a resource indicator like those in resources; a relative one is an error on its line")
+    func gitResource() throws {
+        let base = """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            """
+        #expect(try provider(base + "\ngit_resource = \"https://git.example/\"").choices.gitResource == "https://git.example/")
+        let found = errors(base + "\ngit_resource = \"git\"")
+        #expect(found.map(\.field) == ["git_resource"] && found.first?.line == 4)
+    }
+
     @Test("private_key_file replaces client_secret_file, not both, only for client_credentials; private_key_id needs it")
     func privateKeyFile() throws {
         let base = """

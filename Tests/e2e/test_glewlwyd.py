@@ -25,6 +25,7 @@ import time
 import pytest
 import requests
 
+from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
 from conftest import EX_OK, EX_PROVIDER_FILE, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr, jwt_parts, message
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
@@ -312,6 +313,23 @@ def test_a_token_for_one_resource_is_got_with_the_refresh_token_and_kept(lk, gle
     # glewlwyd's refresh tokens are one-time: the rotated one was kept, or this refresh fails.
     lk.ok("refresh", "g")
     assert lk.token("g") != own
+
+
+def test_git_credential_hands_git_the_token_for_git_resource_directly_and_through_the_agent(lk, glewlwyd_current, agents):
+    api_mail = glewlwyd_current.info["resources"]["email"][0]
+    add_glewlwyd(lk, glewlwyd_current, resources=[api_mail], git_hosts=["git.example.test"], git_resource=api_mail)
+    assert lk.login("g").code == EX_OK
+    own = lk.token("g")
+    ask = b"protocol=https\nhost=git.example.test\n\n"
+    git = lk.run("git-credential", "get", input=ask)
+    assert git.code == EX_OK and git.stdout.startswith("username=oauth2\npassword="), git
+    password = git.stdout.splitlines()[1].removeprefix("password=")
+    assert password != own and jwt_parts(password)[1]["aud"] == api_mail
+    # The agent answers with the same narrowed token, kept in the vault, never the account's own.
+    agent = agents()
+    lk.run("lock")
+    through = lk.run("git-credential", "get", env=agent_env(agent), input=ask)
+    assert through.code == EX_OK and through.stdout == git.stdout, through
 
 
 def test_a_resource_the_sign_in_did_not_name_is_refused_and_the_account_still_works(lk, glewlwyd_current):

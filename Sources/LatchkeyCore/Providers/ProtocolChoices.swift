@@ -18,6 +18,9 @@ public struct ProtocolChoices: Sendable, Equatable {
     /// `resources`: asked for at every sign-in, because some servers (glewlwyd) let a refresh
     /// name only a resource the sign-in named (`latchkey token --resource`).
     public var resources: [String] = []
+    /// `git_resource`: the resource `git-credential` narrows git's token to (RFC 8707), through
+    /// the same refresh grant as `latchkey token --resource`.
+    public var gitResource: String?
     /// `grant`: sign in as a person through the browser, or as the client itself.
     public var grant: Grant = .authorizationCode
     /// `client_secret_file`: where the client secret of `grant = "client_credentials"` is.

@@ -3,7 +3,7 @@ import TOMLKit
 /// The provider file keys of `ProtocolChoices`: PAR, DPoP and resources.
 extension ProviderFileParser {
     static let protocolChoiceKeys: Set<String> = [
-        "par", "dpop", "resources", "grant", "client_secret_file", "private_key_file", "private_key_id",
+        "par", "dpop", "resources", "grant", "client_secret_file", "private_key_file", "private_key_id", "git_resource",
     ]
 }
 
@@ -19,6 +19,9 @@ extension ProviderFileParser.Context {
             } else {
                 choices.resources.append(resource)
             }
+        }
+        if let resource = string(table, "git_resource", required: false) {
+            if let problem = ResourceIndicator.problem(resource) { fail("git_resource", problem) } else { choices.gitResource = resource }
         }
         choices.grant = choice(table, "grant", ProtocolChoices.Grant.self, required: false) ?? .authorizationCode
         choices.clientSecretFile = absolutePath(table, "client_secret_file")
