@@ -1,3 +1,5 @@
+import Crypto
+import CryptoExtras
 import Foundation
 import LatchkeyTestSupport
 import Testing
@@ -6,7 +8,7 @@ import Testing
 @testable import LatchkeyVault
 
 /// Machine identities (RFC 6749 §4.4): the secret file's checks (shared with
-/// `LATCHKEY_PASSPHRASE_FILE`) and the grant's request.
+/// `LATCHKEY_PASSPHRASE_FILE`), the grant's request, and `private_key_jwt` assertions (RFC 7523).
 @Suite("Client credentials")
 struct ClientCredentialsTests {
     func secretFile(_ text: String, mode: Int) throws -> String {
@@ -51,5 +53,95 @@ struct ClientCredentialsTests {
         #expect(record.subject == "client-corp" && record.accessToken.exposedValue == "machine-1" && record.refreshToken == nil)
         #expect(server.browser.urls.isEmpty)
         #expect(try await keystore.records().count == 1)
+    }
+
+    /// A FakeAuthorizationServer whose provider signs in with the key `pem` in a 0600 file.
+    func keyServer(pem: String, keyID: String?) throws -> (FakeAuthorizationServer, path: String) {
+        let path = try secretFile(pem, mode: 0o600)
+        var choices = ProtocolChoices()
+        choices.grant = .clientCredentials
+        choices.privateKeyFile = path
+        choices.privateKeyID = keyID
+        let server = FakeAuthorizationServer(choices: choices)
+        server.transport.route("/token", json: #"{"access_token":"machine-1","token_type":"Bearer","expires_in":300}"#)
+        return (server, path)
+    }
+
+    /// The header, the claims and whether `verify` accepts the signature, of each assertion sent.
+    func assertions(_ server: FakeAuthorizationServer, verify: (Data, [UInt8]) -> Bool) throws -> [(
+        header: [String: Any], claims: [String: Any], verified: Bool
+    )] {
+        try server.transport.sent(to: "/token").map { request in
+            let form = request.form
+            #expect(form["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+            #expect(form["client_secret"] == nil && form["client_id"] == "client-corp")
+            let parts = try #require(form["client_assertion"]).split(separator: ".").map(String.init)
+            try #require(parts.count == 3)
+            let headerJSON = try #require(Base64URL.decode(parts[0]))
+            let header = try #require(try JSONSerialization.jsonObject(with: Data(headerJSON)) as? [String: Any])
+            let signature = try #require(Base64URL.decode(parts[2]))
+            return (
+                header, FakeAuthorizationServer.claims(ofJWT: parts.joined(separator: ".")) ?? [:],
+                verify(Data((parts[0] + "." + parts[1]).utf8), Array(signature))
+            )
+        }
+    }
+
+    @Test("private_key_jwt: each grant sends a new ES256 assertion from the client to the token endpoint, with the kid, living 60 s")
+    func privateKeyJWT() async throws {
+        let key = P256.Signing.PrivateKey()
+        let (server, path) = try keyServer(pem: key.pemRepresentation, keyID: "ci-1")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let service = server.service(keystore: InMemoryKeystore())
+        for _ in 0..<2 { _ = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel }) }
+        let sent = try assertions(server) { input, signature in
+            guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+            return key.publicKey.isValidSignature(ecdsa, for: input)
+        }
+        try #require(sent.count == 2)
+        let now = Int(server.clock.now().timeIntervalSince1970)
+        for (header, claims, verified) in sent {
+            #expect(verified)
+            #expect(header["alg"] as? String == "ES256" && header["kid"] as? String == "ci-1")
+            #expect(claims["iss"] as? String == "client-corp" && claims["sub"] as? String == "client-corp")
+            #expect(claims["aud"] as? String == "https://corp.example/token")
+            #expect(claims["iat"] as? Int == now && claims["exp"] as? Int == now + 60)
+        }
+        let ids = sent.compactMap { $0.claims["jti"] as? String }
+        #expect(ids.count == 2 && ids[0] != ids[1] && ids.allSatisfy { $0.count >= 16 })
+    }
+
+    @Test("private_key_jwt with an RSA key signs RS256 that verifies under its public key, and without private_key_id sends no kid")
+    func privateKeyJWTWithRSA() async throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let (server, path) = try keyServer(pem: key.pemRepresentation, keyID: nil)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try await server.service(keystore: InMemoryKeystore()).signIn(
+            provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+        let sent = try assertions(server) { input, signature in
+            key.publicKey.isValidSignature(
+                _RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
+        }
+        let (header, _, verified) = try #require(sent.first)
+        #expect(verified && header["alg"] as? String == "RS256" && header["kid"] == nil)
+    }
+
+    @Test("a key file others can read, or one holding no usable key, is refused before anything is sent, without its content")
+    func unusableKeyFile() async throws {
+        let key = P256.Signing.PrivateKey().pemRepresentation
+        for (text, mode, expected) in [(key, 0o640, "chmod 600"), ("not a key at all", 0o600, "no PEM private key")] {
+            let (server, path) = try keyServer(pem: text, keyID: nil)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+            do {
+                _ = try await server.service(keystore: InMemoryKeystore()).signIn(
+                    provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+                Issue.record("an unusable key file was used")
+            } catch let error as ClientCredentialsError {
+                #expect(error.description.contains("private_key_file") && error.description.contains(expected), "\(error)")
+                #expect(!error.description.contains("PRIVATE KEY") && !error.description.contains("not a key at all"))
+            }
+            #expect(server.transport.sent(to: "/token").isEmpty)
+        }
     }
 }

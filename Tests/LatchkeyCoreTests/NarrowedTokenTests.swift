@@ -42,6 +42,30 @@ struct NarrowedTokenTests {
         _ = try await service.refresh(AccountSelector(provider: "corp"))
     }
 
+    @Test("git-credential hands git the token narrowed to git_resource, not the account's, and the next get is answered from the vault")
+    func gitResource() async throws {
+        var choices = ProtocolChoices()
+        choices.gitResource = Self.api
+        let server = FakeAuthorizationServer(choices: choices)
+        var provider = server.provider
+        guard case .oidc(var client) = provider.kind else { throw CancellationError() }
+        client.gitHosts = [GitHost(host: "git.corp.example")]
+        provider.kind = .oidc(client)
+        let keystore = InMemoryKeystore()
+        let service = server.service(keystore: keystore, providers: [provider])
+        _ = try await service.signIn(provider: provider, interaction: ScriptedPerson { _, _ in .cancel })
+        let own = try #require(try await keystore.records().first).accessToken
+        let request = GitCredentialRequest(scheme: "https", host: "git.corp.example")
+        let credential = try #require(try await service.gitCredential(for: request, minimumLifetime: 60))
+        let sent = try #require(server.transport.sent(to: "/token").last)
+        #expect(sent.form["grant_type"] == "refresh_token" && sent.form["resource"] == Self.api)
+        #expect(credential.password != own)
+        #expect(try await keystore.records().first?.narrowedTokens?.first?.accessToken == credential.password)
+        let count = server.transport.sent(to: "/token").count
+        #expect(try await service.gitCredential(for: request, minimumLifetime: 60)?.password == credential.password)
+        #expect(server.transport.sent(to: "/token").count == count)
+    }
+
     @Test("an expired narrowed token is replaced, not added to, and other resources keep their own")
     func replacedWhenExpired() async throws {
         let server = FakeAuthorizationServer()

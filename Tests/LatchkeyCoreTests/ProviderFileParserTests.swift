@@ -375,6 +375,39 @@ struct ProviderFileParserTests {
         #expect(machine.choices.grant == .clientCredentials && machine.choices.clientSecretFile == "/run/secrets/ci")
         #expect(errors(base + "\ngrant = \"client_credentials\"").map(\.field) == ["grant"])
         #expect(errors(base + "\ngrant = \"client_credentials\"\nclient_secret_file = \"ci\"").map(\.field) == ["client_secret_file"])
+
+    }
+
+    @Test("git_resource is a resource indicator like those in resources; a relative one is an error on its line")
+    func gitResource() throws {
+        let base = """
+            display_name = "Test"
+            kind = "oidc"
+            issuer = "https://idp.example.com"
+            """
+        #expect(try provider(base + "\ngit_resource = \"https://git.example/\"").choices.gitResource == "https://git.example/")
+        let found = errors(base + "\ngit_resource = \"git\"")
+        #expect(found.map(\.field) == ["git_resource"] && found.first?.line == 4)
+    }
+
+    @Test("private_key_file replaces client_secret_file, not both, only for client_credentials; private_key_id needs it")
+    func privateKeyFile() throws {
+        let base = """
+            display_name = "CI"
+            kind = "oauth2"
+            authorization_endpoint = "https://idp.example.com/auth"
+            token_endpoint = "https://idp.example.com/token"
+            grant = "client_credentials"
+            """
+        let machine = try provider(base + "\nprivate_key_file = \"/run/secrets/ci.pem\"\nprivate_key_id = \"k1\"")
+        #expect(machine.choices.privateKeyFile == "/run/secrets/ci.pem" && machine.choices.privateKeyID == "k1")
+        let both = errors(base + "\nclient_secret_file = \"/run/secrets/ci\"\nprivate_key_file = \"/run/secrets/ci.pem\"")
+        #expect(both.map(\.field) == ["private_key_file"] && both.first?.line == 7)
+        #expect(both.first?.message.contains("client_secret_file") == true)
+        #expect(errors(base + "\nprivate_key_file = \"ci.pem\"").map(\.field) == ["private_key_file"])
+        #expect(errors(base + "\nprivate_key_id = \"k1\"").map(\.field) == ["private_key_id", "grant"])
+        let person = base.replacingOccurrences(of: "grant = \"client_credentials\"", with: "")
+        #expect(errors(person + "\nprivate_key_file = \"/run/secrets/ci.pem\"").map(\.field) == ["private_key_file"])
     }
 
     @Test("a loopback_host that is not a loopback address is rejected")

@@ -25,6 +25,7 @@ import time
 import pytest
 import requests
 
+from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
 from conftest import EX_OK, EX_PROVIDER_FILE, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr, jwt_parts, message
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
@@ -314,6 +315,23 @@ def test_a_token_for_one_resource_is_got_with_the_refresh_token_and_kept(lk, gle
     assert lk.token("g") != own
 
 
+def test_git_credential_hands_git_the_token_for_git_resource_directly_and_through_the_agent(lk, glewlwyd_current, agents):
+    api_mail = glewlwyd_current.info["resources"]["email"][0]
+    add_glewlwyd(lk, glewlwyd_current, resources=[api_mail], git_hosts=["git.example.test"], git_resource=api_mail)
+    assert lk.login("g").code == EX_OK
+    own = lk.token("g")
+    ask = b"protocol=https\nhost=git.example.test\n\n"
+    git = lk.run("git-credential", "get", input=ask)
+    assert git.code == EX_OK and git.stdout.startswith("username=oauth2\npassword="), git
+    password = git.stdout.splitlines()[1].removeprefix("password=")
+    assert password != own and jwt_parts(password)[1]["aud"] == api_mail
+    # The agent answers with the same narrowed token, kept in the vault, never the account's own.
+    agent = agents()
+    lk.run("lock")
+    through = lk.run("git-credential", "get", env=agent_env(agent), input=ask)
+    assert through.code == EX_OK and through.stdout == git.stdout, through
+
+
 def test_a_resource_the_sign_in_did_not_name_is_refused_and_the_account_still_works(lk, glewlwyd_current):
     api_mail, api_profile = glewlwyd_current.info["resources"]["email"][0], glewlwyd_current.info["resources"]["profile"][0]
     add_glewlwyd(lk, glewlwyd_current, resources=[api_mail])
@@ -358,12 +376,14 @@ def test_an_acr_glewlwyd_does_not_give_is_refused_and_nothing_is_stored(lk, glew
 # --------------------------------------------------------------------------- machine identities
 
 
-def add_machine(lk, server, secret_file):
+def add_machine(lk, server, secret_file=None, client_id=None, **fields):
     client = server.info["machine_client"]
+    if secret_file is not None:
+        fields["client_secret_file"] = str(secret_file)
     # kind oauth2 and its endpoints: glewlwyd serves no RFC 8414 metadata for it to discover.
-    lk.add_provider("ci", None, display_name="CI", kind="oauth2", issuer=None, client_id=client["client_id"],
+    lk.add_provider("ci", None, display_name="CI", kind="oauth2", issuer=None, client_id=client_id or client["client_id"],
                     authorization_endpoint=f"{server.issuer}/auth", token_endpoint=f"{server.issuer}/token",
-                    scopes=[client["scope"]], grant="client_credentials", client_secret_file=str(secret_file))
+                    scopes=[client["scope"]], grant="client_credentials", **fields)
 
 
 def test_a_machine_identity_gets_tokens_without_a_person(lk, glewlwyd_current):
@@ -394,3 +414,24 @@ def test_a_client_secret_file_others_can_read_is_refused_before_anything_is_sent
     refused = lk.run("token", "ci")
     assert refused.code == EX_REJECTED and "token endpoint" in refused.stderr, refused
     assert refused.stdout == ""
+
+
+def test_a_machine_identity_signs_in_with_private_key_jwt(lk, glewlwyd_current, tmp_path):
+    client = glewlwyd_current.info["machine_client"]
+    add_machine(lk, glewlwyd_current, client_id=client["key_client_id"], private_key_file=client["key_file"])
+    token = lk.token("ci")
+    _, claims = jwt_parts(token)
+    assert claims["sub"] == client["key_client_id"] and claims["scope"] == "ci", claims
+    # Each request signs a new assertion: a second grant is not refused as a replayed jti.
+    lk.ok("refresh", "ci")
+    assert lk.token("ci") != token
+    # Another P-256 key is not the client's: glewlwyd refuses its assertion, nothing is stored.
+    lk.ok("logout", "ci")
+    other = tmp_path / "other-key.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(other)],
+                   check=True, capture_output=True)
+    other.chmod(0o600)
+    add_machine(lk, glewlwyd_current, client_id=client["key_client_id"], private_key_file=str(other))
+    refused = lk.run("token", "ci")
+    assert refused.code == EX_REJECTED and "token endpoint" in refused.stderr, refused
+    assert refused.stdout == "" and "PRIVATE KEY" not in refused.stderr

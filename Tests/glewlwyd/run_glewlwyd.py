@@ -79,7 +79,7 @@ FEATURES = {
     "dpop": "DPoP (RFC 9449): proofs checked, tokens bound when a proof comes with the request",
     "dpop-nonce": "DPoP with a server nonce required in every proof (use_dpop_nonce first)",
     "resource": "resource indicators (RFC 8707): RESOURCES below, allowed per scope",
-    "client-credentials": "the client credentials grant, with a confidential client (CI_CLIENT below)",
+    "client-credentials": "the client credentials grant, with confidential clients (CI_CLIENT, CI_KEY_CLIENT below)",
 }
 # RFC 8707 resources the `resource` feature allows, per scope: a token for API_MAIL needs the
 # `email` scope, one for API_PROFILE the `profile` scope.
@@ -89,6 +89,9 @@ RESOURCES = {"email": [API_MAIL], "profile": [API_PROFILE]}
 # The `client-credentials` feature's machine client and the scope it may ask for.
 CI_SCOPE = "ci"
 CI_CLIENT = "latchkey-ci"
+# The same with private_key_jwt (RFC 7523): glewlwyd checks its assertions with the PEM public key
+# in the client's `pubkey` property (the plugin's client-pubkey-parameter).
+CI_KEY_CLIENT = "latchkey-ci-key"
 # The schema's built-in administrator (init.sqlite3.sql): admin / password.
 ADMIN_USER, ADMIN_DEFAULT_PASSWORD = "admin", "password"
 
@@ -299,6 +302,10 @@ def feature_parameters(features):
     if "client-credentials" in features:
         # OpenID Connect has no client credentials grant: glewlwyd serves it only with allow-non-oidc.
         params.update({"auth-type-client-enabled": True, "allow-non-oidc": True})
+        # private_key_jwt: glewlwyd checks a client_assertion with its request object code, so
+        # it answers one with 403 ("unauthorized request parameter" in its log) unless request
+        # objects are allowed; the key is the client's `pubkey` property.
+        params.update({"request-parameter-allow": True, "client-pubkey-parameter": "pubkey"})
     return params
 
 
@@ -317,7 +324,20 @@ def configure_machine_client(api, data_dir):
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(secret + "\n")
-    return {"client_id": CI_CLIENT, "scope": CI_SCOPE, "secret_file": path}
+    # private_key_jwt: a P-256 key whose private half stays in the 0600 data dir for Latchkey.
+    key_path = os.path.join(data_dir, "ci-client-key.pem")
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key_path],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.chmod(key_path, 0o600)
+    pubkey = subprocess.run(["openssl", "pkey", "-in", key_path, "-pubout"], check=True,
+                            capture_output=True, text=True).stdout
+    api.call("POST", "/api/client/", {
+        "client_id": CI_KEY_CLIENT, "name": "Latchkey CI (key)", "description": "private_key_jwt client for tests",
+        "confidential": True, "enabled": True, "scope": [CI_SCOPE], "redirect_uri": [], "pubkey": pubkey,
+        "authorization_type": ["client_credentials"], "token_endpoint_auth_method": ["private_key_jwt"],
+    })
+    return {"client_id": CI_CLIENT, "scope": CI_SCOPE, "secret_file": path, "key_client_id": CI_KEY_CLIENT,
+            "key_file": key_path}
 
 
 def configure(api, args, issuer, key_pem, pub_pem, password, data_dir):

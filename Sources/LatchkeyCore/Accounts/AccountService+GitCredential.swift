@@ -3,7 +3,9 @@ import LatchkeyVault
 
 extension AccountService {
     /// What a git credential helper answers to `get`: the mapped provider's only (or default)
-    /// account's user name and a valid access token, refreshed first when needed; `nil` when the
+    /// account's user name and a valid access token, refreshed first when needed (narrowed to
+    /// the provider's `git_resource` when it names one, so git never holds the account's
+    /// wider token); `nil` when the
     /// request is not Latchkey's to answer (see `GitCredentialRequest.provider(in:)`).
     ///
     /// An ambiguous mapping or account, a locked vault or a failed refresh throws: the caller
@@ -16,8 +18,13 @@ extension AccountService {
         for request: GitCredentialRequest, minimumLifetime: TimeInterval, signingInWith interaction: (any SignInInteraction)? = nil
     ) async throws -> GitCredential? {
         guard let provider = try request.provider(in: catalog.providers) else { return nil }
-        let record = try await validRecord(
-            for: AccountSelector(provider: provider.name), minimumLifetime: minimumLifetime, signingInWith: interaction)
-        return GitCredential(username: provider.gitUsername, password: record.accessToken)
+        let selector = AccountSelector(provider: provider.name)
+        let record = try await validRecord(for: selector, minimumLifetime: minimumLifetime, signingInWith: interaction)
+        guard let resource = provider.gitResource else {
+            return GitCredential(username: provider.gitUsername, password: record.accessToken)
+        }
+        let narrowed = try await narrowedToken(
+            for: selector, TokenNarrowing(resource: resource, scopes: []), minimumLifetime: minimumLifetime)
+        return GitCredential(username: provider.gitUsername, password: narrowed.accessToken)
     }
 }

@@ -136,7 +136,14 @@ extension Agent {
         var answer = try await release(
             AccountSelector(provider: provider.name), minimumLifetime: request.minimumLifetime ?? Self.refreshWindow, tokens: .access,
             for: request, on: connection)
-        if let token = answer.accessToken {
+        if var token = answer.accessToken {
+            if let resource = provider.gitResource {
+                let service = service(settings(), workingDirectory: connection.kind == .forwarded ? nil : request.workingDirectory)
+                token = try await service.narrowedToken(
+                    for: AccountSelector(provider: provider.name), TokenNarrowing(resource: resource, scopes: []),
+                    minimumLifetime: TimeInterval(request.minimumLifetime ?? Self.refreshWindow)
+                ).accessToken
+            }
             answer.credential = Secret(GitCredential(username: provider.gitUsername, password: token).exposedAnswer)
             answer.accessToken = nil
         }

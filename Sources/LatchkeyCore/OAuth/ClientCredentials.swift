@@ -2,20 +2,15 @@ import Foundation
 public import LatchkeyVault
 
 /// Machine identities (RFC 6749 §4.4): a provider file with `grant = "client_credentials"` signs
-/// in as its own client, with the secret in `client_secret_file`, without a person or a browser;
-/// a token running out is replaced by the same grant, since there is no refresh token.
+/// in as its own client, with the secret in `client_secret_file` or a `private_key_jwt` assertion
+/// signed with `private_key_file`, without a person or a browser; a token running out is replaced
+/// by the same grant, since there is no refresh token.
 extension OAuthEngine {
     /// The client's account: a token from the client credentials grant, the client ID as its
     /// subject and name.
     public func clientCredentials(provider: OAuthProvider, metadata: ServerMetadata) async throws -> AccountRecord {
-        guard let path = provider.choices.clientSecretFile else { throw ClientCredentialsError.noSecret(provider: provider.name) }
-        let secret: Secret
-        do {
-            secret = try SecretFile.read(path)
-        } catch {
-            throw ClientCredentialsError.unreadable(provider: provider.name, path: path, reason: error.reason)
-        }
-        var form = [("grant_type", "client_credentials"), ("client_id", provider.clientID), ("client_secret", secret.exposedValue)]
+        var form = [("grant_type", "client_credentials")]
+        form += try machineAuthentication(provider, tokenEndpoint: metadata.tokenEndpoint)
         let scopes = provider.scopes.filter { $0 != "openid" }
         if !scopes.isEmpty { form.append(("scope", scopes.joined(separator: " "))) }
         let tokens = try await tokenRequest(metadata.tokenEndpoint, form)
@@ -25,6 +20,26 @@ extension OAuthEngine {
             displayName: provider.clientID, accessToken: tokens.accessToken, tokenType: tokens.tokenType, refreshToken: nil,
             idToken: nil, expiresAt: tokens.expiresIn.map { time.addingTimeInterval(TimeInterval($0)) },
             scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) } ?? scopes, createdAt: time, updatedAt: time)
+    }
+
+    /// The client's authentication fields, from its files read now (a rotated secret or key needs
+    /// no restart): `client_secret` (client_secret_post), or a new assertion for this request.
+    private func machineAuthentication(_ provider: OAuthProvider, tokenEndpoint: URL) throws -> [(String, String)] {
+        let choices = provider.choices
+        if let path = choices.privateKeyFile {
+            do {
+                let key = try ClientAssertion(pem: try SecretFile.read(path), keyID: choices.privateKeyID)
+                return key.form(clientID: provider.clientID, audience: tokenEndpoint, at: now())
+            } catch {
+                throw ClientCredentialsError.unreadable(provider: provider.name, key: "private_key_file", path: path, reason: error.reason)
+            }
+        }
+        guard let path = choices.clientSecretFile else { throw ClientCredentialsError.noSecret(provider: provider.name) }
+        do {
+            return [("client_id", provider.clientID), ("client_secret", try SecretFile.read(path).exposedValue)]
+        } catch {
+            throw ClientCredentialsError.unreadable(provider: provider.name, key: "client_secret_file", path: path, reason: error.reason)
+        }
     }
 }
 
@@ -42,16 +57,16 @@ extension Provider {
 /// Why a machine identity cannot get a token.
 public enum ClientCredentialsError: LatchkeyError, Equatable {
     case noSecret(provider: String)
-    case unreadable(provider: String, path: String, reason: String)
+    case unreadable(provider: String, key: String, path: String, reason: String)
 
     public var category: FailureCategory { .configuration }
 
     public var description: String {
         switch self {
         case .noSecret(let provider):
-            return "\(provider): grant = \"client_credentials\" needs client_secret_file in the provider file"
-        case .unreadable(let provider, let path, let reason):
-            return "\(provider): client_secret_file \(TerminalText.sanitized(path, maxLength: 200)) cannot be used: \(reason)"
+            return "\(provider): grant = \"client_credentials\" needs client_secret_file or private_key_file in the provider file"
+        case .unreadable(let provider, let key, let path, let reason):
+            return "\(provider): \(key) \(TerminalText.sanitized(path, maxLength: 200)) cannot be used: \(reason)"
         }
     }
 }

@@ -18,10 +18,17 @@ public struct ProtocolChoices: Sendable, Equatable {
     /// `resources`: asked for at every sign-in, because some servers (glewlwyd) let a refresh
     /// name only a resource the sign-in named (`latchkey token --resource`).
     public var resources: [String] = []
+    /// `git_resource`: the resource `git-credential` narrows git's token to (RFC 8707), through
+    /// the same refresh grant as `latchkey token --resource`.
+    public var gitResource: String?
     /// `grant`: sign in as a person through the browser, or as the client itself.
     public var grant: Grant = .authorizationCode
     /// `client_secret_file`: where the client secret of `grant = "client_credentials"` is.
     public var clientSecretFile: String?
+    /// `private_key_file`: the PEM key that signs `private_key_jwt` assertions (RFC 7523) instead
+    /// of a client secret; `private_key_id` is its `kid`, for a server holding several keys.
+    public var privateKeyFile: String?
+    public var privateKeyID: String?
 
     public enum Grant: String, Sendable, CaseIterable {
         case authorizationCode = "authorization_code"

@@ -63,6 +63,14 @@ extension Provider {
         }
     }
 
+    /// `git_resource`: the API (RFC 8707) git's token is narrowed to, if any.
+    public var gitResource: String? {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.choices.gitResource
+        case .firebase: return nil
+        }
+    }
+
     /// `registry_hosts`: the container registries `docker-credential-latchkey` answers for.
     public var registryHosts: [GitHost] {
         switch kind {

@@ -2,7 +2,9 @@ import TOMLKit
 
 /// The provider file keys of `ProtocolChoices`: PAR, DPoP and resources.
 extension ProviderFileParser {
-    static let protocolChoiceKeys: Set<String> = ["par", "dpop", "resources", "grant", "client_secret_file"]
+    static let protocolChoiceKeys: Set<String> = [
+        "par", "dpop", "resources", "grant", "client_secret_file", "private_key_file", "private_key_id", "git_resource",
+    ]
 }
 
 extension ProviderFileParser.Context {
@@ -18,13 +20,40 @@ extension ProviderFileParser.Context {
                 choices.resources.append(resource)
             }
         }
-        choices.grant = choice(table, "grant", ProtocolChoices.Grant.self, required: false) ?? .authorizationCode
-        if let path = string(table, "client_secret_file", required: false) {
-            if path.hasPrefix("/") { choices.clientSecretFile = path } else { fail("client_secret_file", "must be an absolute path") }
+        if let resource = string(table, "git_resource", required: false) {
+            if let problem = ResourceIndicator.problem(resource) { fail("git_resource", problem) } else { choices.gitResource = resource }
         }
-        if choices.grant == .clientCredentials && choices.clientSecretFile == nil && !hasError(for: "client_secret_file") {
-            fail("grant", "\"client_credentials\" needs client_secret_file, a 0600 file holding the client secret")
+        choices.grant = choice(table, "grant", ProtocolChoices.Grant.self, required: false) ?? .authorizationCode
+        choices.clientSecretFile = absolutePath(table, "client_secret_file")
+        choices.privateKeyFile = absolutePath(table, "private_key_file")
+        choices.privateKeyID = string(table, "private_key_id", required: false)
+        if choices.clientSecretFile != nil && choices.privateKeyFile != nil {
+            fail("private_key_file", "cannot be used with client_secret_file: the client authenticates with one or the other")
+        }
+        if choices.privateKeyFile != nil && choices.grant != .clientCredentials {
+            fail("private_key_file", "is used only with grant = \"client_credentials\"")
+        }
+        if choices.privateKeyID != nil && choices.privateKeyFile == nil && !hasError(for: "private_key_file") {
+            fail("private_key_id", "names the key in private_key_file, which is missing")
+        }
+        if choices.grant == .clientCredentials && choices.clientSecretFile == nil && choices.privateKeyFile == nil
+            && !hasError(for: "client_secret_file") && !hasError(for: "private_key_file")
+        {
+            fail(
+                "grant",
+                "\"client_credentials\" needs client_secret_file, a 0600 file holding the client secret, or private_key_file, a 0600 PEM private key (private_key_jwt)"
+            )
         }
         return choices
+    }
+
+    /// A file path key that must be absolute: the command may run from any directory.
+    private mutating func absolutePath(_ table: TOMLTable, _ key: String) -> String? {
+        guard let path = string(table, key, required: false) else { return nil }
+        guard path.hasPrefix("/") else {
+            fail(key, "must be an absolute path")
+            return nil
+        }
+        return path
     }
 }
