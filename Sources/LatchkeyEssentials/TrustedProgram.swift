@@ -63,9 +63,8 @@ public struct TrustedProgram: ~Copyable {
     public static func open(_ path: String) throws(Refusal) -> TrustedProgram {
         var pending = Array(path.split(separator: "/").reversed())
         if !path.hasPrefix("/") {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            guard getcwd(&buffer, buffer.count) != nil else { throw .unreadable(path: path, errno: errno) }
-            pending += String(cString: buffer).split(separator: "/").reversed()
+            guard let directory = PhysicalDirectory.current() else { throw .unreadable(path: path, errno: errno) }
+            pending += directory.split(separator: "/").reversed()
         }
         // The directories from `/` to where the resolution is, each open and already checked.
         var directories: [(descriptor: Int32, path: String)] = []

@@ -29,7 +29,7 @@ public enum AgentTokenAnswer {
         }
         let request = AgentRequest(
             .token, selector: selector.description, minimumLifetime: minimumLifetime, tokens: .access,
-            workingDirectory: currentDirectory(), client: .current())
+            workingDirectory: PhysicalDirectory.current(), client: .current())
         guard
             let answer = try? client.exchange(request, notice: { say($0.message ?? "") })
         else { return .fullCommand }
@@ -57,11 +57,6 @@ public enum AgentTokenAnswer {
         bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == bytes.count
     }
 
-    static func currentDirectory() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getcwd(&buffer, buffer.count) != nil else { return nil }
-        return text(buffer)
-    }
 }
 
 extension AgentRequest.Client {

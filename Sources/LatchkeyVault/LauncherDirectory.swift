@@ -21,9 +21,7 @@ public struct LauncherDirectory: Sendable {
         let configFile = XDGDirectories.config(lookup) + "/config.toml"
         guard let mappings = DirectoryAccountsCopy.current(vaultPath: vault, configFile: configFile) else { return nil }
         guard !mappings.isEmpty else { return LauncherDirectory(mappings: [], path: "") }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getcwd(&buffer, buffer.count) != nil else { return nil }
-        let path = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let path = PhysicalDirectory.current() else { return nil }
         return LauncherDirectory(mappings: mappings, path: path)
     }
 
