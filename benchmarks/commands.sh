@@ -31,7 +31,7 @@ latchkey="${1:-}"
 runs="${2:-40}"
 count="${3:-200}"
 if [ -z "$latchkey" ]; then
-    for product in latchkey latchkey-cli latchkey-vault-stress; do swift build -c release --product "$product" >&2; done
+    for product in latchkey latchkey-cli latchkey-vault-stress; do swift build -c release --no-color-diagnostics --product "$product" >&2; done
     latchkey="$PWD/.build/release/latchkey"
 fi
 latchkey=$(realpath "$latchkey")

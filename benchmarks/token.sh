@@ -13,7 +13,7 @@ scripts/setup
 venv="${LATCHKEY_TEST_VENV:-$PWD/.venv-test}"
 latchkey="${1:-}"
 if [ -z "$latchkey" ]; then
-  swift build -c release --product latchkey >&2 && swift build -c release --product latchkey-cli >&2
+  swift build -c release --no-color-diagnostics --product latchkey >&2 && swift build -c release --no-color-diagnostics --product latchkey-cli >&2
   latchkey="$PWD/.build/release/latchkey"
 fi
 

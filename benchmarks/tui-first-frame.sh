@@ -9,14 +9,14 @@ cd "$(dirname "$0")/.."
 [ -x /opt/swift/usr/bin/swift ] && export PATH="/opt/swift/usr/bin:$PATH"
 runs=${1:-21}
 if [ -z "${LATCHKEY_BIN:-}" ]; then
-    swift build -c release --product latchkey >&2
+    swift build -c release --no-color-diagnostics --product latchkey >&2
     # `latchkey` hands everything but the token fast path to `latchkey-cli` beside it.
-    swift build -c release --product latchkey-cli >&2
-    swift build -c release --product latchkey-vault-stress >&2
+    swift build -c release --no-color-diagnostics --product latchkey-cli >&2
+    swift build -c release --no-color-diagnostics --product latchkey-vault-stress >&2
     LATCHKEY_BIN=.build/release/latchkey
 fi
 stress=$(dirname "$LATCHKEY_BIN")/latchkey-vault-stress
-[ -x "$stress" ] || swift build -c "$(basename "$(dirname "$LATCHKEY_BIN")")" --product latchkey-vault-stress >&2
+[ -x "$stress" ] || swift build -c "$(basename "$(dirname "$LATCHKEY_BIN")")" --no-color-diagnostics --product latchkey-vault-stress >&2
 work=$(mktemp -d /tmp/latchkey-tui-bench.XXXXXX)
 trap 'LATCHKEY_PASSPHRASE_FILE="$work/passphrase" XDG_DATA_HOME="$work/data" "$LATCHKEY_BIN" lock >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 chmod 700 "$work"

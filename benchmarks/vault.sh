@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x /opt/swift/usr/bin/swift ] && export PATH="/opt/swift/usr/bin:$PATH"
-swift build -c release --product latchkey-vault-stress >&2
+swift build -c release --no-color-diagnostics --product latchkey-vault-stress >&2
 work=$(mktemp -d /tmp/latchkey-vault-bench.XXXXXX)
 chmod 700 "$work"
 printf 'benchmark passphrase\n' >"$work/passphrase" && chmod 600 "$work/passphrase"
