@@ -106,10 +106,7 @@ extension LatchkeyConfiguration {
                 reader.fail("accounts", "\"\(shown)\" must be a table such as [accounts.\"\(shown)\"] with forward = true", line: line)
                 continue
             }
-            for key in inner.keys.sorted() where !AccountSharing.keys.contains(key) {
-                reader.fail(
-                    "accounts.\"\(shown)\".\(key)", "unknown key (known: \(AccountSharing.keys.joined(separator: ", ")))", line: line)
-            }
+            reader.unknownKeys(of: inner, known: AccountSharing.keys, section: "accounts.\"\(shown)\"", line: line)
             let sharing = AccountSharing.read(inner, reader: &reader, field: { "accounts.\"\(shown)\".\($0)" }, line: line)
             settings.append(AccountSettings(selector: selector, sharing: sharing, line: line))
         }
@@ -122,15 +119,9 @@ extension LatchkeyConfiguration {
             reader.fail("agent", "must be a table: [agent] with confirm_timeout = 60")
             return settings
         }
-        for key in table.keys.sorted() where !AgentSettings.keys.contains(key) {
-            reader.fail("agent.\(key)", "unknown key (known: \(AgentSettings.keys.joined(separator: ", ")))", lineKey: key)
-        }
-        if let value = table["confirm_timeout"] {
-            if let seconds = value.int, (1...3600).contains(seconds) {
-                settings.confirmTimeout = seconds
-            } else {
-                reader.fail("agent.confirm_timeout", "must be a whole number of seconds from 1 to 3600", lineKey: "confirm_timeout")
-            }
+        reader.unknownKeys(of: table, known: AgentSettings.keys, section: "agent")
+        if let seconds = reader.wholeNumber(table, "confirm_timeout", in: 1...3600, unit: "seconds", section: "agent") {
+            settings.confirmTimeout = seconds
         }
         return settings
     }
@@ -141,9 +132,7 @@ extension LatchkeyConfiguration {
             reader.fail("hooks", "must be a table: [hooks] with on_reauth_needed = [\"/usr/bin/notify-send\", \"Latchkey\"]")
             return settings
         }
-        for key in table.keys.sorted() where !HookSettings.keys.contains(key) {
-            reader.fail("hooks.\(key)", "unknown key (known: \(HookSettings.keys.joined(separator: ", ")))", lineKey: key)
-        }
+        reader.unknownKeys(of: table, known: HookSettings.keys, section: "hooks")
         for event in HookSettings.Event.allCases {
             guard let value = table[event.rawValue] else { continue }
             let words = value.string.map { [$0] } ?? value.array.map { $0.map { $0.string } }
@@ -157,19 +146,11 @@ extension LatchkeyConfiguration {
             }
             settings.commands[event] = words.compactMap { $0 }
         }
-        if let value = table["expiring_minutes"] {
-            if let minutes = value.int, (1...1440).contains(minutes) {
-                settings.expiringMinutes = minutes
-            } else {
-                reader.fail("hooks.expiring_minutes", "must be a whole number of minutes from 1 to 1440", lineKey: "expiring_minutes")
-            }
+        if let minutes = reader.wholeNumber(table, "expiring_minutes", in: 1...1440, unit: "minutes", section: "hooks") {
+            settings.expiringMinutes = minutes
         }
-        if let value = table["timeout"] {
-            if let seconds = value.int, (1...300).contains(seconds) {
-                settings.timeout = seconds
-            } else {
-                reader.fail("hooks.timeout", "must be a whole number of seconds from 1 to 300", lineKey: "timeout")
-            }
+        if let seconds = reader.wholeNumber(table, "timeout", in: 1...300, unit: "seconds", section: "hooks") {
+            settings.timeout = seconds
         }
         return settings
     }

@@ -64,16 +64,10 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
             let line = (error as? TOMLParseError)?.source.begin.line
             throw ProviderFileErrors([ProviderFileError(file: path, line: line, message: "not valid TOML")])
         }
-        for key in table.keys.sorted() where !knownKeys.contains(key) {
-            reader.fail(key, "unknown key (known: \(knownKeys.joined(separator: ", ")))")
-        }
+        reader.unknownKeys(of: table, known: knownKeys)
         if let backend = reader.choice(table, "keystore", KeystoreBackend.self, required: false) { configuration.keystore = backend }
-        if let value = table["unlock_timeout"] {
-            if let seconds = value.int, seconds >= 0 {
-                configuration.unlockTimeout = seconds
-            } else {
-                reader.fail("unlock_timeout", "must be a whole number of seconds, 0 or more")
-            }
+        if let seconds = reader.wholeNumber(table, "unlock_timeout", in: 0...Int.max, unit: "seconds") {
+            configuration.unlockTimeout = seconds
         }
         if let value = table["directories"] {
             configuration.directories = directories(value, reader: &reader, home: environment["HOME"])

@@ -332,6 +332,27 @@ extension ProviderFileParser {
             }
         }
 
+        /// A whole number of `unit` in `range` at `key` of the table named `section` (`""` for
+        /// the top level), or `nil` with an error naming it when the value is anything else.
+        mutating func wholeNumber(
+            _ table: TOMLTable, _ key: String, in range: ClosedRange<Int>, unit: String, section: String = ""
+        ) -> Int? {
+            guard let value = table[key] else { return nil }
+            if let number = value.int, range.contains(number) { return number }
+            let bounds = range.upperBound == .max ? ", \(range.lowerBound) or more" : " from \(range.lowerBound) to \(range.upperBound)"
+            fail(section.isEmpty ? key : "\(section).\(key)", "must be a whole number of \(unit)\(bounds)", lineKey: key)
+            return nil
+        }
+
+        /// An error for each key of `table` (named `section`, `""` for the top level) not in `known`.
+        mutating func unknownKeys(of table: TOMLTable, known: [String], section: String = "", line: Int? = nil) {
+            for key in table.keys.sorted() where !known.contains(key) {
+                let field = section.isEmpty ? key : "\(section).\(key)"
+                let message = "unknown key (known: \(known.joined(separator: ", ")))"
+                if let line { fail(field, message, line: line) } else { fail(field, message, lineKey: key) }
+            }
+        }
+
         /// `loopback_port`: one port, or a list tried in order; 1024–65535 (no root needed).
         mutating func ports(_ table: TOMLTable, _ key: String) -> [Int] {
             guard let value = table[key] else { return [] }
