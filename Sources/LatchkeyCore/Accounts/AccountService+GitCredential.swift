@@ -20,11 +20,8 @@ extension AccountService {
         guard let provider = try request.provider(in: catalog.providers) else { return nil }
         let selector = AccountSelector(provider: provider.name)
         let record = try await validRecord(for: selector, minimumLifetime: minimumLifetime, signingInWith: interaction)
-        guard let resource = provider.gitResource else {
-            return GitCredential(username: provider.gitUsername, password: record.accessToken)
-        }
-        let narrowed = try await narrowedToken(
-            for: selector, TokenNarrowing(resource: resource, scopes: []), minimumLifetime: minimumLifetime)
-        return GitCredential(username: provider.gitUsername, password: narrowed.accessToken)
+        let narrowing = provider.gitResource.map { TokenNarrowing(resource: $0, scopes: []) }
+        let token = try await accessToken(of: record, narrowing: narrowing, minimumLifetime: minimumLifetime)
+        return GitCredential(username: provider.gitUsername, password: token)
     }
 }

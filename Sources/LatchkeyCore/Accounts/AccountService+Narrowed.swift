@@ -40,6 +40,17 @@ public enum NarrowingError: LatchkeyError, Equatable {
 }
 
 extension AccountService {
+    /// The access token a command hands on for `record`, an account it has just made valid: the
+    /// account's own, or with `narrowing` one for that resource and those scopes, of that very
+    /// account (not whichever one its provider's name would select).
+    public func accessToken(of record: AccountRecord, narrowing: TokenNarrowing?, minimumLifetime: TimeInterval) async throws
+        -> Secret
+    {
+        guard let narrowing else { return record.accessToken }
+        let account = AccountSelector(provider: record.provider, account: record.subject)
+        return try await narrowedToken(for: account, narrowing, minimumLifetime: minimumLifetime).accessToken
+    }
+
     /// An access token for `narrowing` valid for at least `minimumLifetime` seconds: the one kept
     /// from an earlier call when it still is, else a new one from the account's refresh token,
     /// kept with the account (one per resource and scopes) along with a rotated refresh token.

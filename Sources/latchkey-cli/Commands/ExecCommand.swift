@@ -53,13 +53,8 @@ struct ExecCommand: AsyncParsableCommand {
                 let record = try await service.validRecord(
                     for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
                     signingInWith: CommandLineInteraction.atTerminal())
-                var accessToken = try service.token(of: record, idToken: false)
-                if let narrowing = narrowing.narrowing {
-                    accessToken = try await service.narrowedToken(
-                        for: AccountSelector(provider: record.provider, account: record.subject), narrowing,
-                        minimumLifetime: minimumLifetime.interval
-                    ).accessToken
-                }
+                let accessToken = try await service.accessToken(
+                    of: record, narrowing: narrowing.narrowing, minimumLifetime: minimumLifetime.interval)
                 environment[Self.accessTokenVariable] = accessToken.exposedValue
                 environment[Self.tokenTypeVariable] = record.isProofBound ? "DPoP" : "Bearer"
                 environment[Self.accountVariable] = AccountSelector(provider: record.provider, account: record.subject).description

@@ -41,13 +41,7 @@ struct ProofCommand: AsyncParsableCommand {
             let record = try await service.validRecord(
                 for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
                 signingInWith: CommandLineInteraction.atTerminal())
-            var token = try service.token(of: record, idToken: false)
-            if let narrowing = narrowing.narrowing {
-                token = try await service.narrowedToken(
-                    for: AccountSelector(provider: record.provider, account: record.subject), narrowing,
-                    minimumLifetime: minimumLifetime.interval
-                ).accessToken
-            }
+            let token = try await service.accessToken(of: record, narrowing: narrowing.narrowing, minimumLifetime: minimumLifetime.interval)
             let proof = try service.proof(for: record, token: token, method: method, url: URL(string: url)!, nonce: nonce)
             Output.token(Secret(proof))
         }
