@@ -9,7 +9,8 @@ import LatchkeyEssentials
 /// kernel keyring, so that these commands never load `latchkey-cli`:
 ///
 /// - `token SELECTOR [--min-ttl N]` when the keyring holds no copy of the token (right after
-///   `unlock`, or when the key quota cut the copies short) and the token needs no refresh;
+///   `unlock`, or when the key quota cut the copies short), the token needs no refresh and its
+///   account is not marked `confirm = true` (`WithheldAccounts`);
 /// - `status --json`, which needs nothing but the records.
 ///
 /// It reads the same file with the same checks (`VaultFile`), decodes the same records and
@@ -28,8 +29,12 @@ public enum UnlockedVaultAnswer {
         }
     }
 
+    /// Not for an account marked `confirm = true`, nor when the full command has not said which
+    /// ones are (`WithheldAccounts`).
     private static func token(_ selector: AccountSelector, minimumLifetime: Int, now: Date) -> Int32? {
-        guard let records = records(), let index = try? selector.index(in: records),
+        let vault = vaultPath()
+        guard let withheld = WithheldAccounts.current(vaultPath: vault), let records = UnlockedVault.records(at: vault),
+            let index = try? selector.index(in: records), !withheld.contains(records[index]),
             records[index].isValid(at: now, margin: TimeInterval(minimumLifetime))
         else { return nil }
         var line = Array(records[index].accessToken.exposedValue.utf8) + [UInt8(ascii: "\n")]
@@ -38,14 +43,14 @@ public enum UnlockedVaultAnswer {
     }
 
     private static func status(now: Date, here: (accounts: DirectoryAccounts, path: String)?) -> Int32? {
-        guard let records = records(),
+        guard let records = UnlockedVault.records(at: vaultPath()),
             let json = try? StatusReport(records: records, keystore: VaultFormat.keystoreName, now: now, here: here).json()
         else { return nil }
         return printed(Array((json + "\n").utf8)) ? 0 : nil
     }
 
-    private static func records() -> [AccountRecord]? {
-        UnlockedVault.records(at: VaultFile.defaultPath { name in getenv(name).map { String(cString: $0) } })
+    private static func vaultPath() -> String {
+        VaultFile.defaultPath { name in getenv(name).map { String(cString: $0) } }
     }
 
     /// One `write`: a pipe closed early leaves nothing half-printed for the full command to repeat.

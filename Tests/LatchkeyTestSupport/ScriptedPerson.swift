@@ -18,6 +18,8 @@ public final class ScriptedPerson: SignInInteraction {
         public var sessions: [VerificationSession] = []
         public var problems: [FirebaseAuthError?] = []
         public var notices: [FirebaseAuthError?] = []
+        /// Each release asked about: account, requester, seconds.
+        public var releasesAsked: [(account: String, requester: String, seconds: Int)] = []
     }
 
     let credentials: PasswordCredentials?
@@ -26,20 +28,23 @@ public final class ScriptedPerson: SignInInteraction {
     let answer: @Sendable (VerificationSession, Int) async -> CodeAnswer
     let deviceCodeShown: @Sendable (DeviceAuthorization) async -> Void
     let redirectMode: OAuthClient.RedirectMode?
+    let release: @Sendable (String) -> Bool?
     private let state = Mutex(Log())
 
     public var log: Log { state.withLock { $0 } }
 
     /// `answer` gets the session and the attempt number (1 for the first code asked);
-    /// `deviceCodeShown` is the person reading a device code off the screen.
+    /// `deviceCodeShown` is the person reading a device code off the screen; `release` answers a
+    /// `confirm = true` release of the account it names (`nil`: nobody answers in time).
     public init(
         credentials: PasswordCredentials? = nil, choose: @escaping @Sendable ([SecondFactorHint]) -> SecondFactorHint? = { $0.first },
         answer: @escaping @Sendable (VerificationSession, Int) async -> CodeAnswer,
         pastedURL: @escaping @Sendable (URL) async -> String? = { _ in nil },
         deviceCodeShown: @escaping @Sendable (DeviceAuthorization) async -> Void = { _ in },
-        redirectMode: OAuthClient.RedirectMode? = .loopback
+        redirectMode: OAuthClient.RedirectMode? = .loopback, release: @escaping @Sendable (String) -> Bool? = { _ in nil }
     ) {
         self.redirectMode = redirectMode
+        self.release = release
         self.credentials = credentials
         self.choose = choose
         self.answer = answer
@@ -108,5 +113,12 @@ extension PasswordCredentials {
     /// `USER@example.com` with the password `USER-password`, as the seeded test users have.
     public static func seeded(_ user: String) -> PasswordCredentials {
         PasswordCredentials(email: "\(user)@example.com", password: Secret("\(user)-password"))
+    }
+}
+
+extension ScriptedPerson: ReleaseApproval {
+    public func approveRelease(of account: String, to requester: String, within seconds: Int) async -> Bool? {
+        state.withLock { $0.releasesAsked.append((account, requester, seconds)) }
+        return release(account)
     }
 }

@@ -33,7 +33,7 @@ struct TokenFastPathTests {
         defer { copies.drop() }
         let now = Self.now()
         let record = Self.record(issued: now, lifetime: 60)
-        copies.sync([record], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+        copies.sync([record], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
         let seconds = Int(now.timeIntervalSince1970)
         for elapsed in [0, 1, 29, 30, 31, 59, 60, 61] {
             for margin in [0, 1, 29, 30, 59, 60, 120, Int.max] {
@@ -55,9 +55,38 @@ struct TokenFastPathTests {
         let copies = TokenCopies(vaultPath: vault)
         defer { copies.drop() }
         let now = Self.now()
-        copies.sync([Self.record(issued: now, lifetime: nil)], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+        copies.sync(
+            [Self.record(issued: now, lifetime: nil)], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now
+        )
         let answer = TokenFastPath.token(selector: "p:1001", minimumLifetime: .max, vaultPath: vault, now: Int(now.timeIntervalSince1970))
         #expect(answer == Array("fake-access-1001".utf8))
+    }
+
+    @Test("a confirm = true account gets no copy and is named among the withheld; the others are copied")
+    func withheld() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let vault = try Self.vault(in: scratch)
+        let copies = TokenCopies(vaultPath: vault)
+        defer { copies.drop() }
+        let now = Self.now()
+        let until = now.addingTimeInterval(600)
+        let records = [Self.record(issued: now, lifetime: 3_600), Self.record(subject: "1002", name: "bob", issued: now, lifetime: 3_600)]
+        let file = Array("sealed records".utf8)
+        copies.sync(records, withholding: [1], unlockedUntil: until, vaultFile: file, now: now)
+        let seconds = Int(now.timeIntervalSince1970)
+        #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil)
+        for selector in ["p:bob", "p:1002"] {
+            #expect(TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, now: seconds) == nil, "\(selector)")
+        }
+        let listed = try #require(WithheldAccounts.current(vaultPath: vault))
+        #expect(listed.contains(records[1]) && !listed.contains(records[0]))
+
+        // Marked in config.toml or a provider file after the copies were made: the same vault
+        // file, yet the copies are made anew.
+        copies.sync(records, withholding: [0, 1], unlockedUntil: until, vaultFile: file, now: now)
+        #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil)
+        #expect(WithheldAccounts.current(vaultPath: vault)?.contains(records[0]) == true)
     }
 
     @Test("a selector the full command reads as another spelling is found under that spelling")
@@ -68,7 +97,9 @@ struct TokenFastPathTests {
         let copies = TokenCopies(vaultPath: vault)
         defer { copies.drop() }
         let now = Self.now()
-        copies.sync([Self.record(issued: now, lifetime: 3_600)], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+        copies.sync(
+            [Self.record(issued: now, lifetime: 3_600)], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
+            now: now)
         let selector = AccountSelector(parsing: "p:").description
         #expect(TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, now: Int(now.timeIntervalSince1970)) != nil)
     }
@@ -84,7 +115,7 @@ struct TokenFastPathTests {
         let until = now.addingTimeInterval(600)
         let file = Array("sealed records".utf8)
         let records = [Self.record(issued: now, lifetime: 3_600)]
-        copies.sync(records, unlockedUntil: until, vaultFile: file, now: now)
+        copies.sync(records, withholding: [], unlockedUntil: until, vaultFile: file, now: now)
         let seconds = Int(now.timeIntervalSince1970)
         #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil)
 
@@ -94,12 +125,12 @@ struct TokenFastPathTests {
         let expiry = UInt64(seconds + 3_600)
         let old = [UInt8(0)] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: expiry >> (UInt64($0) * 8)) } + Array("old-token".utf8)
         try KernelKeyring.store(old, description: TokenCopy.accountKeyDescription(vaultPath: vault, account: "0"), timeout: 600, in: ring)
-        let marker = TokenCopies.marker(vaultFile: file, unlockedUntil: until)
+        let marker = TokenCopies.marker(vaultFile: file, withheld: WithheldAccounts([]).payload, unlockedUntil: until)
         try KernelKeyring.store(
             Array(marker.dropLast()), description: TokenCopy.markerKeyDescription(vaultPath: vault), timeout: 600, in: ring)
         #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil)
 
-        copies.sync(records, unlockedUntil: until, vaultFile: file, now: now)
+        copies.sync(records, withholding: [], unlockedUntil: until, vaultFile: file, now: now)
         #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == Array("fake-access-1001".utf8))
     }
 
@@ -138,7 +169,9 @@ struct TokenFastPathTests {
             let copies = TokenCopies(vaultPath: vault)
             defer { copies.drop() }
             let now = Self.now()
-            copies.sync([Self.record(issued: now, lifetime: 3_600)], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+            copies.sync(
+                [Self.record(issued: now, lifetime: 3_600)], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
+                now: now)
             let seconds = Int(now.timeIntervalSince1970)
             #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil, "before: \(what)")
             try attack(vault)

@@ -107,3 +107,49 @@ def test_the_open_screen_asks_naming_the_requester_and_y_releases_the_token(tmux
     tmux.wait_text(f"Approved request {request}.", timeout=10)
     entry = lk.run("agent", "log", "--json").json()[-1]
     assert entry["outcome"] == "released", entry
+
+
+def test_with_no_agent_and_no_terminal_a_confirm_account_is_refused_though_the_launcher_could_read_it(lk, idp_a):
+    confirmed_account(lk, idp_a)
+    # The vault is unlocked (its key cached) and status, as every command, made the token copies.
+    assert lk.run("status").code == EX_OK
+    result = lk.run("token", "a")
+    assert result.code == EX_VAULT and result.stdout == "", result
+    assert f"a:{ALICE} is marked confirm = true and there is nobody to ask here" in result.stderr, result
+    assert "start `latchkey agent`" in result.stderr, result
+    handing_on = [
+        ("exec", "a", "--", "/bin/sh", "-c", "echo $LATCHKEY_ACCESS_TOKEN"),
+        ("proof", "a", "--method", "GET", "--url", "https://api.example.test/"),
+    ]
+    for command in handing_on:
+        refused = lk.run(*command)
+        assert refused.code == EX_VAULT and refused.stdout == "", refused
+
+
+def test_with_no_agent_the_person_at_the_terminal_is_asked_and_y_releases_n_refuses(tmux, lk, idp_a, tmp_path):
+    confirmed_account(lk, idp_a)
+    assert lk.run("status").code == EX_OK
+    runs = [(tmp_path / f"out{n}", tmp_path / f"rc{n}") for n in (1, 2)]
+    tmux.start("; ".join(f"{LATCHKEY_BIN} token a > {out}; echo $? > {rc}" for out, rc in runs), lk.env(TERM="tmux-256color"))
+    question = f"release a token of a:{ALICE} to local: "
+    for number, (answer, (out, rc)) in enumerate(zip(("y", "n"), runs), start=1):
+        tmux.wait_for(lambda text: text.count(question) == number, timeout=30, what=f"question {number}")
+        assert "[y/N] (refused in 60 s)" in tmux.capture(joined=True)
+        tmux.send(answer, "Enter")
+        tmux.wait_for(lambda _: rc.exists() and rc.stat().st_size > 0, timeout=30, what="the command's end")
+    assert runs[0][1].read_text().strip() == "0", tmux.capture(joined=True)
+    assert_userinfo(idp_a, runs[0][0].read_text().strip(), ALICE)
+    assert runs[1][1].read_text().strip() == str(EX_VAULT) and runs[1][0].read_text() == "", tmux.capture(joined=True)
+    assert f"the release of a token of a:{ALICE} was denied" in tmux.capture(joined=True)
+
+
+def test_the_agent_on_its_default_socket_asks_though_LATCHKEY_AGENT_is_unset_and_the_launcher_holds_copies(lk, idp_a, agents, runtime):
+    confirmed_account(lk, idp_a)
+    agent = agents()
+    assert lk.run("status").code == EX_OK
+    client = lk.start("token", "a", env={"XDG_RUNTIME_DIR": runtime})
+    request = waiting_request(client)
+    assert lk.run("approve", str(request), env=agent_env(agent)).code == EX_OK
+    result = client.finish(30)
+    assert result.code == EX_OK, result
+    assert_userinfo(idp_a, result.stdout.strip(), ALICE)

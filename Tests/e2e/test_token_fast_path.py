@@ -127,19 +127,43 @@ def test_a_default_account_is_what_the_bare_provider_name_selects_on_both_paths(
 
 # ---- the launcher's second answer: the vault itself, with the key an unlock cached
 
-_KEYCTL, _KEYCTL_SEARCH, _KEYCTL_INVALIDATE, _USER_KEYRING = 250, 10, 21, -4  # x86_64, keyctl(2)
+_KEYCTL, _KEYCTL_DESCRIBE, _KEYCTL_SEARCH, _KEYCTL_READ, _KEYCTL_INVALIDATE, _USER_KEYRING = 250, 6, 10, 11, 21, -4  # x86_64, keyctl(2)
 
 
-def drop_token_copies(lk) -> None:
-    """Invalidates the keyring holding the token copies (as `keyctl invalidate` would), leaving the
-    cached vault key: the state right after `latchkey unlock`, or after the kernel cut the copies."""
+def _keyctl():
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
-    ring = libc.syscall(_KEYCTL, _KEYCTL_SEARCH, _USER_KEYRING, b"keyring",
-                        f"latchkey:tokens:{lk.vault}".encode(), 0)
-    assert ring >= 0, f"no token-copy keyring to drop (errno {ctypes.get_errno()})"
-    assert libc.syscall(_KEYCTL, _KEYCTL_INVALIDATE, ring) == 0
+    return ctypes, libc
+
+
+def _copies_keyring(lk) -> int:
+    ctypes, libc = _keyctl()
+    ring = libc.syscall(_KEYCTL, _KEYCTL_SEARCH, _USER_KEYRING, b"keyring", f"latchkey:tokens:{lk.vault}".encode(), 0)
+    assert ring >= 0, f"no token-copy keyring (errno {ctypes.get_errno()})"
+    return ring
+
+
+def drop_token_copies(lk) -> None:
+    """Invalidates every token copy (as `keyctl invalidate` would) but the list of accounts the
+    launcher must leave to the agent, leaving the cached vault key: the state after the kernel cut
+    the copies short, or after they expired before the unlock."""
+    ctypes, libc = _keyctl()
+    ring = _copies_keyring(lk)
+    ids = (ctypes.c_int32 * 4096)()
+    count = libc.syscall(_KEYCTL, _KEYCTL_READ, ring, ids, ctypes.sizeof(ids)) // 4
+    assert count > 0, f"an empty copy keyring (errno {ctypes.get_errno()})"
+    for key in ids[:count]:
+        description = ctypes.create_string_buffer(4096)
+        assert libc.syscall(_KEYCTL, _KEYCTL_DESCRIBE, key, description, 4096) > 0
+        if not description.value.rsplit(b";", 1)[-1].startswith(b"latchkey:withheld:"):
+            assert libc.syscall(_KEYCTL, _KEYCTL_INVALIDATE, key) == 0
+
+
+def drop_token_keyring(lk) -> None:
+    """Invalidates the whole keyring of the copies, the withheld list with it."""
+    ctypes, libc = _keyctl()
+    assert libc.syscall(_KEYCTL, _KEYCTL_INVALIDATE, _copies_keyring(lk)) == 0
 
 
 def assert_unanswered(result, why: str = "answered") -> None:
@@ -161,6 +185,14 @@ def test_without_token_copies_the_launcher_answers_from_the_vault_with_the_cache
     assert lk.token("p:y", "--min-ttl", "600") == "fake-access-y"
     result = lk.run("token", "p")
     assert result.code != EX_OK and result.stdout == "", f"two accounts and no default, yet answered\n{result}"
+
+
+def test_without_the_list_of_withheld_accounts_the_launcher_answers_no_token_from_the_vault(lk):
+    seed(lk, "p", "x:alice")
+    drop_token_keyring(lk)
+    lk.leave_only_the_launcher()
+    assert_unanswered(lk.run("token", "p:alice"), "answered without knowing which accounts need confirmation")
+    assert lk.run("status", "--json").code == EX_OK, "status names no token: the vault answers it still"
 
 
 def test_the_vault_answer_is_the_full_commands_answer_for_every_selector(lk):

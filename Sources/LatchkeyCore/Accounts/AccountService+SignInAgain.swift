@@ -26,14 +26,25 @@ extension AccountService {
         }
     }
 
-    /// `validRecord(for:minimumLifetime:)`, signing in through `interaction` when only a sign-in
-    /// can give a token: an account whose refresh failed, or whose sign-in is weaker or older
-    /// than `stepUp` asks, is signed in again as itself (login hint, and another account coming
-    /// back is refused), a missing one is added. Without an `interaction` the error is thrown as
-    /// it is.
+    /// `validRecord(for:minimumLifetime:)` for a command that hands the token on, signing in
+    /// through `interaction` when only a sign-in can give a token: an account whose refresh
+    /// failed, or whose sign-in is weaker or older than `stepUp` asks, is signed in again as
+    /// itself (login hint, and another account coming back is refused), a missing one is added.
+    /// Without an `interaction` the error is thrown as it is. An account marked `confirm = true`
+    /// is released only once the person at `interaction` agrees (`ReleasePolicy`).
     public func validRecord(
         for selector: AccountSelector, minimumLifetime: TimeInterval, signingInWith interaction: (any SignInInteraction)?,
         stepUp: StepUp = StepUp(), timeout: Duration = .seconds(300)
+    ) async throws -> AccountRecord {
+        let record = try await validOrSignedInRecord(
+            for: selector, minimumLifetime: minimumLifetime, signingInWith: interaction, stepUp: stepUp, timeout: timeout)
+        try await approveRelease(of: record, asking: interaction as? any ReleaseApproval)
+        return record
+    }
+
+    private func validOrSignedInRecord(
+        for selector: AccountSelector, minimumLifetime: TimeInterval, signingInWith interaction: (any SignInInteraction)?,
+        stepUp: StepUp, timeout: Duration
     ) async throws -> AccountRecord {
         let record: AccountRecord
         do {

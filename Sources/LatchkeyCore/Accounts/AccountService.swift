@@ -16,6 +16,9 @@ public struct AccountService: Sendable {
     /// config.toml's hooks for sign-ins and failed refreshes; `nil` runs none (the agent runs
     /// its own, with the release and expiry hooks only it can fire).
     public let hooks: Hooks?
+    /// Which accounts a command asks a person about before handing their token on (`confirm =
+    /// true`); `nil` asks about none (the agent asks on its own, the screen is the person).
+    let releasePolicy: ReleasePolicy?
 
     /// Every provider, loaded on first use (see `LazyProviderCatalog`).
     public var catalog: ProviderCatalog { providers.catalog }
@@ -38,9 +41,20 @@ public struct AccountService: Sendable {
         loadingCatalog: @escaping @Sendable () -> ProviderCatalog, keystore: any Keystore, engine: OAuthEngine, browser: any Browser,
         listeners: any RedirectListenerFactory = LoopbackListenerFactory(), here: WorkingDirectory? = nil, hooks: Hooks? = nil
     ) {
+        self.init(
+            providers: LazyProviderCatalog(loadingCatalog), keystore: keystore, engine: engine, browser: browser, listeners: listeners,
+            here: here, hooks: hooks, releasePolicy: nil)
+    }
+
+    /// `providers` shared with `releasePolicy`, so the catalog is read once.
+    init(
+        providers: LazyProviderCatalog, keystore: any Keystore, engine: OAuthEngine, browser: any Browser,
+        listeners: any RedirectListenerFactory, here: WorkingDirectory?, hooks: Hooks?, releasePolicy: ReleasePolicy?
+    ) {
         self.here = here
         self.hooks = hooks
-        providers = LazyProviderCatalog(loadingCatalog)
+        self.releasePolicy = releasePolicy
+        self.providers = providers
         self.keystore = keystore
         self.engine = engine
         self.browser = browser

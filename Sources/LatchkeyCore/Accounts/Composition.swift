@@ -25,6 +25,8 @@ public struct Composition: Sendable {
         configuration = Result { () throws(ProviderFileErrors) in
             try LatchkeyConfiguration.load(path: paths.configFile, environment: environment)
         }
+        let providers = LazyProviderCatalog { Composition.loadCatalog(environment: environment) }
+        let releasePolicy = (try? configuration.get()).map { ReleasePolicy(configuration: $0, providers: providers) }
         switch configuration {
         case .failure(let errors):
             keystore = UnusableKeystore(errors: errors)
@@ -34,7 +36,7 @@ public struct Composition: Sendable {
                 let source: any PassphraseProvider = environment["LATCHKEY_PASSPHRASE_FILE"].map { PassphraseFile(path: $0) } ?? passphrase
                 keystore = VaultKeystore(
                     path: paths.vaultFile, passphrase: source, cacheKey: true, unlockDuration: TimeInterval(settings.unlockTimeout),
-                    directories: settings.sourceIdentity.map { ($0, settings.directories) })
+                    directories: settings.sourceIdentity.map { ($0, settings.directories) }, releasePolicy: releasePolicy)
             case .secretService:
                 keystore = VaultKeystore.secretService(path: paths.secretServiceVaultFile)
                 // config.toml moved away from the passphrase vault: its cached key and token copies
@@ -47,9 +49,10 @@ public struct Composition: Sendable {
             here = WorkingDirectory(path: workingDirectory, accounts: settings.directories, configFile: paths.configFile, warn: warn)
         }
         service = AccountService(
-            loadingCatalog: { Composition.loadCatalog(environment: environment) }, keystore: keystore,
-            engine: OAuthEngine(transport: transport), browser: BrowserLauncher(environment: environment), here: here,
-            hooks: (try? configuration.get()).map { Hooks(settings: $0.hooks, environment: environment, report: warn) })
+            providers: providers, keystore: keystore, engine: OAuthEngine(transport: transport),
+            browser: BrowserLauncher(environment: environment), listeners: LoopbackListenerFactory(), here: here,
+            hooks: (try? configuration.get()).map { Hooks(settings: $0.hooks, environment: environment, report: warn) },
+            releasePolicy: releasePolicy)
     }
 
     /// Every provider in the providers.d directories, read when first asked for.

@@ -96,10 +96,10 @@ extension Agent {
             case .approved: break
             case .denied:
                 logged(.denied)
-                throw AgentError.denied(account: name)
+                throw ReleaseRefusal.denied(account: name)
             case .timedOut:
                 logged(.unapproved)
-                throw AgentError.notApproved(account: name, seconds: timeout)
+                throw ReleaseRefusal.notApproved(account: name, seconds: timeout)
             case .abandoned:
                 logged(.refused, "the client went away")
                 throw CancellationError()

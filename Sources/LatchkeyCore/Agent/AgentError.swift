@@ -25,15 +25,13 @@ public enum AgentError: LatchkeyError, Equatable {
     /// The account is not marked `forward = true`.
     case notForwarded(account: String)
     case noSuchConfirmation(Int)
-    case denied(account: String)
-    case notApproved(account: String, seconds: Int)
 
     public var category: FailureCategory {
         switch self {
         case .noRuntimeDirectory, .malformedRequest, .unsupportedVersion, .unknownOperation: return .usage
         case .unsafeDirectory, .notOurSocket, .cannotListen: return .cannotCreate
         case .alreadyRunning: return .unavailable
-        case .notForForwarded, .notForwarded, .denied, .notApproved: return .keystore
+        case .notForForwarded, .notForwarded: return .keystore
         case .noSuchConfirmation: return .notFound
         }
     }
@@ -63,10 +61,6 @@ public enum AgentError: LatchkeyError, Equatable {
                 "\(TerminalText.sanitized(account, maxLength: 200)) is not shared with forwarded connections; mark it forward = true on the machine running the agent (see latchkey(1), AGENT)"
         case .noSuchConfirmation(let id):
             return "no request \(id) waits for approval (answered already, or timed out)"
-        case .denied(let account):
-            return "the release of a token of \(TerminalText.sanitized(account, maxLength: 200)) was denied"
-        case .notApproved(let account, let seconds):
-            return "nobody approved the release of a token of \(TerminalText.sanitized(account, maxLength: 200)) within \(seconds) s"
         }
     }
 }

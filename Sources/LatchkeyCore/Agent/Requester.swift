@@ -24,11 +24,19 @@ struct Requester: Sendable, Equatable, CustomStringConvertible {
             self.claimed = claimed
             return
         }
-        pid = connection.pid
-        command = AgentRequest.Client.commandLine(of: connection.pid)
-        parentPID = Self.parent(of: connection.pid)
-        parentCommand = parentPID.flatMap(AgentRequest.Client.commandLine(of:))
+        self = Self.local(connection.pid)
     }
+
+    /// The process `pid` on this machine, and the one that ran it.
+    static func local(_ pid: Int32) -> Requester {
+        let parentPID = parent(of: pid)
+        return Requester(
+            forwarded: false, pid: pid, command: AgentRequest.Client.commandLine(of: pid), parentPID: parentPID,
+            parentCommand: parentPID.flatMap(AgentRequest.Client.commandLine(of:)))
+    }
+
+    /// The program that ran this one: where a command hands the token it prints or passes on.
+    static func parentOfThisProcess() -> Requester { local(getppid()) }
 
     init(
         forwarded: Bool, pid: Int32? = nil, command: String? = nil, parentPID: Int32? = nil, parentCommand: String? = nil,

@@ -7,7 +7,9 @@ import LatchkeyVault
 /// fast path (see `TokenCopy` for the layout and `TokenFastPath` for the reader).
 ///
 /// Copies exist only while the vault is unlocked: each one lives no longer than the unlock and
-/// no longer than its token, and `lock` drops them all. They are rewritten from the records
+/// no longer than its token, and `lock` drops them all. An account marked `confirm = true` gets
+/// no copy, and is named in `WithheldAccounts` so the launcher does not answer it from the vault
+/// either: its token leaves only through the agent or the full command, which ask a person. They are rewritten from the records
 /// after every read or write of the vault, so a refresh, a new account or a logout is reflected
 /// at once; a read of the very vault file the copies were made from, under the same unlock,
 /// leaves them as they are.
@@ -16,14 +18,16 @@ struct TokenCopies {
     /// Tokens larger than this stay in the vault only (the kernel's per-user quota is small).
     static let largestCopied = 16_000
 
-    /// Replaces every copy with ones made from `records`, valid until `unlockedUntil` at most.
+    /// Replaces every copy with ones made from `records` but those at `withheld`, valid until
+    /// `unlockedUntil` at most.
     ///
     /// `vaultFile` is the file the records were read from or written to. When the copies in the
     /// keyring were all made from that same file under the same unlock, they are what this call
     /// would write, and they stay: rewriting them took three system calls per account and
     /// selector on every read (1,800 for 200 accounts, most of `latchkey status`).
-    func sync(_ records: [AccountRecord], unlockedUntil: Date, vaultFile: [UInt8]?, now: Date = Date()) {
-        let marker = vaultFile.map { Self.marker(vaultFile: $0, unlockedUntil: unlockedUntil) }
+    func sync(_ records: [AccountRecord], withholding withheld: Set<Int>, unlockedUntil: Date, vaultFile: [UInt8]?, now: Date = Date()) {
+        let withheldAccounts = WithheldAccounts(withheld.map { records[$0] }).payload
+        let marker = vaultFile.map { Self.marker(vaultFile: $0, withheld: withheldAccounts, unlockedUntil: unlockedUntil) }
         if let marker, KernelKeyring.read(description: markerDescription) == marker { return }
         let lifetime = Int(wholeSeconds: unlockedUntil.timeIntervalSince(now))
         guard lifetime > 0,
@@ -34,9 +38,11 @@ struct TokenCopies {
             drop()
             return
         }
+        // First, so that no moment has copies without it.
+        var complete = store(
+            withheldAccounts, description: WithheldAccounts.keyDescription(vaultPath: vaultPath), seconds: lifetime, ring: ring)
         var copied: [Int: Int] = [:]
-        var complete = true
-        for (index, record) in records.enumerated() {
+        for (index, record) in records.enumerated() where !withheld.contains(index) {
             let expiry = min(record.expiresAt ?? unlockedUntil, unlockedUntil)
             let seconds = Int(wholeSeconds: expiry.timeIntervalSince(now))
             let token = Array(record.accessToken.exposedValue.utf8)
@@ -47,14 +53,14 @@ struct TokenCopies {
             let copy = TokenCopy.Entry.token(
                 issuedAt: Int(wholeSeconds: record.updatedAt.timeIntervalSince1970),
                 expiresAt: record.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince1970) }, token: token)
-            complete = store(copy, description: description, seconds: seconds, ring: ring) && complete
+            complete = store(TokenCopy.encode(copy), description: description, seconds: seconds, ring: ring) && complete
             copied[index] = seconds
         }
         for (selector, index) in Self.selectors(for: records) {
             guard let seconds = copied[index] else { continue }
             complete =
                 store(
-                    .alias(of: String(index)),
+                    TokenCopy.encode(.alias(of: String(index))),
                     description: TokenCopy.selectorKeyDescription(vaultPath: vaultPath, selector: selector.description),
                     seconds: seconds, ring: ring) && complete
         }
@@ -65,11 +71,16 @@ struct TokenCopies {
     }
 
     /// Names the copies' origin: the vault file's SHA-256 (every write seals with a fresh nonce,
-    /// so it changes with every write), the unlock's end, which bounds every copy's lifetime, and
-    /// the copies' format, so copies an older Latchkey wrote from the same file are made anew.
-    static func marker(vaultFile: [UInt8], unlockedUntil: Date) -> [UInt8] {
+    /// so it changes with every write) with the accounts withheld (a provider file or config.toml
+    /// that marks another one `confirm = true` changes them, not the file), the unlock's end,
+    /// which bounds every copy's lifetime, and the copies' format, so copies an older Latchkey
+    /// wrote from the same file are made anew.
+    static func marker(vaultFile: [UInt8], withheld: [UInt8], unlockedUntil: Date) -> [UInt8] {
+        var origin = SHA256()
+        origin.update(data: vaultFile)
+        origin.update(data: withheld)
         let seconds = UInt64(clamping: Int(wholeSeconds: unlockedUntil.timeIntervalSince1970))
-        return Array(SHA256.hash(data: vaultFile)) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: seconds >> (UInt64($0) * 8)) }
+        return Array(origin.finalize()) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: seconds >> (UInt64($0) * 8)) }
             + [TokenCopy.formatVersion]
     }
 
@@ -122,7 +133,7 @@ struct TokenCopies {
     }
 
     /// `false` when the kernel refused the key.
-    private func store(_ entry: TokenCopy.Entry, description: String, seconds: Int, ring: Int32) -> Bool {
-        (try? KernelKeyring.store(TokenCopy.encode(entry), description: description, timeout: seconds, in: ring)) != nil
+    private func store(_ payload: [UInt8], description: String, seconds: Int, ring: Int32) -> Bool {
+        (try? KernelKeyring.store(payload, description: description, timeout: seconds, in: ring)) != nil
     }
 }

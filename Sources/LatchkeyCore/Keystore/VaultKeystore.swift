@@ -23,6 +23,8 @@ public final class VaultKeystore: Keystore {
     private let unlocked = Mutex<UnlockedKey?>(nil)
     /// config.toml and its directory mappings, copied for the launcher beside the token copies.
     private let directories: (identity: String, accounts: DirectoryAccounts)?
+    /// The accounts whose tokens are never copied for the launcher (`confirm = true`).
+    private let releasePolicy: ReleasePolicy?
 
     struct UnlockedKey {
         var salt: [UInt8]
@@ -32,14 +34,15 @@ public final class VaultKeystore: Keystore {
 
     /// A vault at `path`; with `cacheKey`, an unlock is remembered in the kernel keyring for
     /// `unlockDuration`, and `directories` (config.toml's mappings, with the identity of the file
-    /// they were read from) are copied there for the launcher.
+    /// they were read from) are copied there for the launcher, with the tokens of every account
+    /// but those `releasePolicy` asks a person about.
     public convenience init(
         path: String, passphrase: any PassphraseProvider, cacheKey: Bool = false, unlockDuration: TimeInterval = 900,
-        directories: (identity: String, accounts: DirectoryAccounts)? = nil
+        directories: (identity: String, accounts: DirectoryAccounts)? = nil, releasePolicy: ReleasePolicy? = nil
     ) {
         self.init(
             path: path, passphrase: passphrase, kdf: .standard, keyCache: cacheKey ? VaultKeyCache(vaultPath: path) : nil,
-            unlockDuration: unlockDuration, directories: directories)
+            unlockDuration: unlockDuration, directories: directories, releasePolicy: releasePolicy)
     }
 
     /// The `secret-service` keystore: a vault file whose key is a random secret held by the desktop
@@ -53,9 +56,10 @@ public final class VaultKeystore: Keystore {
     init(
         path: String, passphrase: any PassphraseProvider, kdf: VaultFormat.KDFParameters, keyCache: VaultKeyCache? = nil,
         unlockDuration: TimeInterval = 900, backendName: String = VaultFormat.keystoreName,
-        directories: (identity: String, accounts: DirectoryAccounts)? = nil
+        directories: (identity: String, accounts: DirectoryAccounts)? = nil, releasePolicy: ReleasePolicy? = nil
     ) {
         self.directories = directories
+        self.releasePolicy = releasePolicy
         self.path = path
         self.backendName = backendName
         self.passphrase = passphrase
@@ -82,6 +86,8 @@ public final class VaultKeystore: Keystore {
         let expiry = Date().addingTimeInterval(duration)
         try keyCache.store(
             VaultKeyCache.Entry(expiresAt: expiry, salt: unlockedKey.salt, parameters: unlockedKey.parameters, key: unlockedKey.key))
+        // The launcher's copies, with the accounts it must leave to the agent, from the start.
+        _ = try await records()
         return expiry
     }
 
@@ -135,7 +141,8 @@ public final class VaultKeystore: Keystore {
     /// `vaultFile`: the bytes the records came from or went to (`nil` when there is no file).
     private func refreshTokenCopies(_ records: [AccountRecord], vaultFile: [UInt8]?) {
         guard let tokenCopies, let until = keyCache?.unlockedUntil else { return }
-        tokenCopies.sync(records, unlockedUntil: until, vaultFile: vaultFile)
+        let withheld = Set(records.indices.filter { releasePolicy?.needsApproval(records[$0]) == true })
+        tokenCopies.sync(records, withholding: withheld, unlockedUntil: until, vaultFile: vaultFile)
         if let (identity, accounts) = directories {
             tokenCopies.syncDirectories(DirectoryAccountsCopy.payload(accounts, identity: identity), unlockedUntil: until)
         }

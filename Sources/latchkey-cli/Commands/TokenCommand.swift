@@ -27,15 +27,8 @@ struct TokenCommand: AsyncParsableCommand {
     func run() async throws {
         try await Failure.reporting {
             let context = options.context()
-            if let narrowing = narrowing.narrowing {
-                Output.token(
-                    try await context.service.narrowedToken(
-                        for: AccountSelector(parsing: selector), narrowing, minimumLifetime: minimumLifetime.interval
-                    ).accessToken)
-                return
-            }
             // The agent hands out the account's own token and knows nothing of step-up.
-            if stepUp.stepUp.isEmpty {
+            if stepUp.stepUp.isEmpty && narrowing.narrowing == nil {
                 let request = ThroughAgent.tokenRequest(selector, minimumLifetime: minimumLifetime.seconds, tokens: idToken ? .id : .access)
                 if let answer = try ThroughAgent.ask(request, context: context), let token = idToken ? answer.idToken : answer.accessToken {
                     return Output.token(token)
@@ -45,7 +38,11 @@ struct TokenCommand: AsyncParsableCommand {
             let record = try await service.validRecord(
                 for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
                 signingInWith: CommandLineInteraction.atTerminal(), stepUp: stepUp.stepUp)
-            Output.token(try service.token(of: record, idToken: idToken))
+            if let narrowing = narrowing.narrowing {
+                Output.token(try await service.accessToken(of: record, narrowing: narrowing, minimumLifetime: minimumLifetime.interval))
+            } else {
+                Output.token(try service.token(of: record, idToken: idToken))
+            }
         }
     }
 }

@@ -159,3 +159,28 @@ enum PastedLine {
         return LineReader(descriptor: input).readLine()?.trimmingCharacters(in: .whitespaces)
     }
 }
+
+/// A `confirm = true` account's release, asked on the terminal the command signs in on.
+extension CommandLineInteraction: ReleaseApproval {
+    /// Type-ahead is discarded first, so nothing typed before the question answers it; only `y`
+    /// or `yes` agrees.
+    func approveRelease(of account: String, to requester: String, within seconds: Int) async -> Bool? {
+        tcflush(input, TCIFLUSH)
+        FileHandle.standardError.write(
+            Data("latchkey: release a token of \(account) to \(requester)? [y/N] (refused in \(seconds) s) ".utf8))
+        var waiting = pollfd(fd: input, events: Int16(POLLIN), revents: 0)
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while true {
+            let left = deadline - ContinuousClock.now
+            let ready = poll(
+                &waiting, 1, Int32(max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            if ready > 0 { break }
+            if ready == 0 || errno != EINTR {
+                FileHandle.standardError.write(Data("\n".utf8))
+                return nil
+            }
+        }
+        let answer = LineReader(descriptor: input).readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
+        return answer == "y" || answer == "yes"
+    }
+}

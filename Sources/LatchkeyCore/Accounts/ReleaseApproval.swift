@@ -1,0 +1,71 @@
+public import Foundation
+public import LatchkeyVault
+
+/// Which accounts release a token only once a person agrees (`confirm = true`), and how long a
+/// release waits for that: config.toml's `[accounts]` over the provider files, `[agent]
+/// confirm_timeout`. One rule for the agent, the command line and the launcher's copies, so no
+/// door hands out what another would ask about.
+public struct ReleasePolicy: Sendable {
+    let configuration: LatchkeyConfiguration
+    private let providers: LazyProviderCatalog
+
+    init(configuration: LatchkeyConfiguration, providers: LazyProviderCatalog) {
+        self.configuration = configuration
+        self.providers = providers
+    }
+
+    /// Whether a token of `record` needs a person's approval before it leaves Latchkey.
+    public func needsApproval(_ record: AccountRecord) -> Bool {
+        configuration.sharing(of: record, provider: try? providers.catalog.provider(named: record.provider)).confirm
+    }
+
+    /// Seconds a release waits for a person before it is refused.
+    public var timeout: Int { configuration.agent.confirmTimeout }
+}
+
+/// A person who can agree to a token of a `confirm = true` account going to another program, when
+/// a command on this machine hands it on without the agent (which asks in its own ways). The
+/// command line's terminal interaction is one.
+public protocol ReleaseApproval: Sendable {
+    /// Whether the person agrees that `requester` gets a token of `account`; `nil` when nobody
+    /// answered within `seconds`.
+    func approveRelease(of account: String, to requester: String, within seconds: Int) async -> Bool?
+}
+
+/// Why a token of a `confirm = true` account was not released.
+public enum ReleaseRefusal: LatchkeyError, Equatable {
+    case denied(account: String)
+    case notApproved(account: String, seconds: Int)
+    /// No agent answered and there is no terminal to ask on (cron, CI, a service, a pipe).
+    case nobodyToAsk(account: String)
+
+    public var category: FailureCategory { .keystore }
+
+    public var description: String {
+        switch self {
+        case .denied(let account):
+            return "the release of a token of \(TerminalText.sanitized(account, maxLength: 200)) was denied"
+        case .notApproved(let account, let seconds):
+            return "nobody approved the release of a token of \(TerminalText.sanitized(account, maxLength: 200)) within \(seconds) s"
+        case .nobodyToAsk(let account):
+            return
+                "\(TerminalText.sanitized(account, maxLength: 200)) is marked confirm = true and there is nobody to ask here (no terminal, no agent): start `latchkey agent`, which asks in its terminal, the open screen or by `latchkey approve`, or run this at a terminal"
+        }
+    }
+}
+
+extension AccountService {
+    /// Asks `approval` before `record`'s token goes to the program that ran this one, when the
+    /// policy says so; throws the refusal otherwise.
+    func approveRelease(of record: AccountRecord, asking approval: (any ReleaseApproval)?) async throws(ReleaseRefusal) {
+        guard let releasePolicy, releasePolicy.needsApproval(record) else { return }
+        let account = "\(record.provider):\(record.label)"
+        guard let approval else { throw .nobodyToAsk(account: account) }
+        let seconds = releasePolicy.timeout
+        switch await approval.approveRelease(of: account, to: Requester.parentOfThisProcess().description, within: seconds) {
+        case true?: return
+        case false?: throw .denied(account: account)
+        case nil: throw .notApproved(account: account, seconds: seconds)
+        }
+    }
+}
