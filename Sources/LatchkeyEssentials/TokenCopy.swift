@@ -29,6 +29,19 @@ public enum TokenCopy {
         "latchkey:token:" + vaultPath + "|" + selector
     }
 
+    /// The key a token of `selector` narrowed to `resource` and `scopes` (sorted, as
+    /// `TokenNarrowing` keeps them) is looked up under. Each part is preceded by its length, so no
+    /// spelling of one part can be read as another, nor as a plain selector's key.
+    public static func narrowedKeyDescription(vaultPath: String, selector: String, resource: String?, scopes: [String]) -> String {
+        var scope = ""
+        for name in scopes { scope += scope.isEmpty ? name : " " + name }
+        var description = "latchkey:narrowed:" + vaultPath + "|" + counted(selector) + "|"
+        description += (resource.map(counted) ?? "-") + "|" + counted(scope)
+        return description
+    }
+
+    private static func counted(_ part: String) -> String { String(part.utf8.count) + ":" + part }
+
     /// The key holding the token of the account `account` (an opaque name chosen by the writer).
     public static func accountKeyDescription(vaultPath: String, account: String) -> String {
         "latchkey:account:" + vaultPath + "|" + account

@@ -13,11 +13,13 @@ import CLatchkeySys
 public enum TokenFastPath {
     /// Prints the token and returns the exit status, or `nil` to let another answer come.
     /// `selector` is spelled as `AccountSelector.description` spells it, as the keys are.
-    public static func run(selector: String, minimumLifetime: Int) -> Int32? {
+    /// `narrowing` asks for the copy of a token got with `--resource`/`--scope` (scopes sorted).
+    public static func run(selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int) -> Int32? {
         let vault = VaultFile.defaultPath { name in getenv(name).map { String(cString: $0) } }
-        guard var token = token(selector: selector, minimumLifetime: minimumLifetime, vaultPath: vault, now: time(nil)) else {
-            return nil
-        }
+        guard
+            var token = token(
+                selector: selector, narrowing: narrowing, minimumLifetime: minimumLifetime, vaultPath: vault, now: time(nil))
+        else { return nil }
         token.append(UInt8(ascii: "\n"))
         let written = token.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
         return written == token.count ? 0 : nil
@@ -26,9 +28,16 @@ public enum TokenFastPath {
     /// The copied token for `selector` if the vault at `vaultPath` passes `VaultFile.check` (the
     /// full command refuses anything else with its own message, so no answer from the keyring may
     /// bypass that) and the token is valid `minimumLifetime` seconds from `now`.
-    public static func token(selector: String, minimumLifetime: Int, vaultPath vault: String, now: Int) -> [UInt8]? {
+    public static func token(
+        selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int, vaultPath vault: String,
+        now: Int
+    ) -> [UInt8]? {
+        let key =
+            narrowing.map {
+                TokenCopy.narrowedKeyDescription(vaultPath: vault, selector: selector, resource: $0.resource, scopes: $0.scopes)
+            } ?? TokenCopy.selectorKeyDescription(vaultPath: vault, selector: selector)
         guard case .success(true) = VaultFile.check(vault),
-            let alias = read(TokenCopy.selectorKeyDescription(vaultPath: vault, selector: selector)),
+            let alias = read(key),
             case .alias(let account) = TokenCopy.decode(alias),
             let payload = read(TokenCopy.accountKeyDescription(vaultPath: vault, account: account)),
             case .token(let issuedAt, let expiresAt, let token) = TokenCopy.decode(payload)

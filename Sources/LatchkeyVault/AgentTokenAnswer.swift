@@ -20,7 +20,9 @@ public enum AgentTokenAnswer {
         case noAgent
     }
 
-    public static func run(_ selector: AccountSelector, minimumLifetime: Int, endpoint: AgentSocket.Endpoint) -> Outcome {
+    public static func run(
+        _ selector: AccountSelector, narrowing: TokenNarrowing? = nil, minimumLifetime: Int, endpoint: AgentSocket.Endpoint
+    ) -> Outcome {
         var client: AgentClient
         do {
             client = try AgentClient(path: endpoint.path)
@@ -28,7 +30,7 @@ public enum AgentTokenAnswer {
             return endpoint.isExplicit ? .fullCommand : .noAgent
         }
         let request = AgentRequest(
-            .token, selector: selector.description, minimumLifetime: minimumLifetime, tokens: .access,
+            .token, selector: selector.description, minimumLifetime: minimumLifetime, tokens: .access, narrowing: narrowing,
             workingDirectory: PhysicalDirectory.current(), client: .current())
         guard
             let answer = try? client.exchange(request, notice: { say($0.message ?? "") })

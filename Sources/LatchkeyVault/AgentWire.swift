@@ -82,6 +82,9 @@ public struct AgentRequest: Codable, Sendable, Equatable {
     /// `min_ttl`, `--min-ttl`'s seconds.
     public var minimumLifetime: Int?
     public var tokens: Tokens?
+    /// `resource` and `scope` (space-separated): a token narrowed to them (`--resource`, `--scope`).
+    public var resource: String?
+    public var scope: String?
     /// `cwd`: where the command runs, for config.toml's `[directories."PATH"]` (on a local
     /// socket only: a forwarded host's paths mean nothing here).
     public var workingDirectory: String?
@@ -91,12 +94,20 @@ public struct AgentRequest: Codable, Sendable, Equatable {
     public var confirmation: Int?
     public var client: Client?
 
+    /// What `resource` and `scope` ask for; `nil` for the account's own token.
+    public var narrowing: TokenNarrowing? {
+        guard resource != nil || scope != nil else { return nil }
+        return TokenNarrowing(resource: resource, scopes: scope.map(TokenNarrowing.scopes) ?? [])
+    }
+
     enum CodingKeys: String, CodingKey {
         case version = "v"
         case operation = "op"
         case selector
         case minimumLifetime = "min_ttl"
         case tokens
+        case resource
+        case scope
         case workingDirectory = "cwd"
         case git
         case confirmation = "id"
@@ -105,8 +116,11 @@ public struct AgentRequest: Codable, Sendable, Equatable {
 
     public init(
         _ operation: Operation, selector: String? = nil, minimumLifetime: Int? = nil, tokens: Tokens? = nil,
-        workingDirectory: String? = nil, git: String? = nil, confirmation: Int? = nil, client: Client? = nil
+        narrowing: TokenNarrowing? = nil, workingDirectory: String? = nil, git: String? = nil, confirmation: Int? = nil,
+        client: Client? = nil
     ) {
+        resource = narrowing?.resource
+        scope = narrowing.map { $0.scopes.isEmpty ? nil : $0.scopes.joined(separator: " ") } ?? nil
         version = AgentWire.version
         self.operation = operation.rawValue
         self.selector = selector

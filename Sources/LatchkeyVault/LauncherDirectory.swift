@@ -27,10 +27,11 @@ public struct LauncherDirectory: Sendable {
 
     /// `request` as this directory means it: a bare provider's token is the mapped account's.
     public func applying(to request: LauncherRequest) -> LauncherRequest {
-        guard case .token(let selector, let minimumLifetime) = request, selector.account == nil, !mappings.isEmpty,
+        guard case .token(let selector, let minimumLifetime, let narrowing) = request, selector.account == nil, !mappings.isEmpty,
             let account = DirectoryAccounts.account(for: selector.provider, in: path, launcherCopy: mappings)
         else { return request }
-        return .token(AccountSelector(provider: selector.provider, account: account), minimumLifetime: minimumLifetime)
+        return .token(
+            AccountSelector(provider: selector.provider, account: account), minimumLifetime: minimumLifetime, narrowing: narrowing)
     }
 
     /// For `status --json`'s mark, when anything is mapped.

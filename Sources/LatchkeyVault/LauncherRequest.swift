@@ -5,9 +5,10 @@
 /// value the full command would refuse) is not a `LauncherRequest`, and the full command answers
 /// with its own message.
 public enum LauncherRequest: Equatable, Sendable {
-    /// `token SELECTOR [--min-ttl N]`: the selector as `AccountSelector(parsing:)` reads it, the
-    /// only parser of `PROVIDER[:ACCOUNT]`, which the full command uses too.
-    case token(AccountSelector, minimumLifetime: Int)
+    /// `token SELECTOR [--min-ttl N] [--resource URI] [--scope "A B"]`: the selector as
+    /// `AccountSelector(parsing:)` reads it, the only parser of `PROVIDER[:ACCOUNT]`, which the
+    /// full command uses too; `narrowing` as the full command reads its options.
+    case token(AccountSelector, minimumLifetime: Int, narrowing: TokenNarrowing? = nil)
     /// `status --json`.
     case statusJSON
 
@@ -18,21 +19,39 @@ public enum LauncherRequest: Equatable, Sendable {
             self = .statusJSON
         case "token":
             guard let selector = rest.popFirst(), !selector.hasPrefix("-"), !selector.isEmpty else { return nil }
-            var minimumLifetime = 60  // the full command's default
-            while let option = rest.popFirst() {
+            var minimumLifetime: String?, resource: String?, scope: String?
+            while let argument = rest.popFirst() {
+                let name: Substring
                 let value: String?
-                if option == "--min-ttl" {
-                    value = rest.popFirst()
-                } else if option.hasPrefix("--min-ttl=") {
-                    value = String(option.dropFirst("--min-ttl=".count))
+                if let equals = argument.firstIndex(of: "=") {
+                    name = argument[..<equals]
+                    value = String(argument[argument.index(after: equals)...])
                 } else {
-                    return nil
+                    name = Substring(argument)
+                    value = rest.popFirst()
                 }
-                // The full command takes an `Int`: a value it would refuse is not answered here either.
-                guard let value, let seconds = Int(value), seconds >= 0 else { return nil }
-                minimumLifetime = seconds
+                // Each at most once: the full command says what it makes of a repeat.
+                switch name {
+                case "--min-ttl" where minimumLifetime == nil: minimumLifetime = value
+                case "--resource" where resource == nil: resource = value
+                case "--scope" where scope == nil: scope = value
+                default: return nil
+                }
+                guard value != nil else { return nil }
             }
-            self = .token(AccountSelector(parsing: selector), minimumLifetime: minimumLifetime)
+            var seconds = 60  // the full command's default
+            if let minimumLifetime {
+                // The full command takes an `Int`: a value it would refuse is not answered here either.
+                guard let parsed = Int(minimumLifetime), parsed >= 0 else { return nil }
+                seconds = parsed
+            }
+            var narrowing: TokenNarrowing?
+            if resource != nil || scope != nil {
+                let scopes = scope.map(TokenNarrowing.scopes) ?? []
+                guard scope == nil || !scopes.isEmpty else { return nil }
+                narrowing = TokenNarrowing(resource: resource, scopes: scopes)
+            }
+            self = .token(AccountSelector(parsing: selector), minimumLifetime: seconds, narrowing: narrowing)
         default:
             return nil
         }

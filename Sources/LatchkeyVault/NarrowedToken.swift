@@ -33,3 +33,24 @@ public struct NarrowedToken: Codable, Sendable, Equatable {
             now: Int(wholeSeconds: now.timeIntervalSince1970), margin: Int(wholeSeconds: margin))
     }
 }
+
+/// What `latchkey token --resource/--scope` asks for instead of the account's own token; also
+/// what names a narrowed token's copy, so the launcher reads the options as the full command does.
+public struct TokenNarrowing: Sendable, Equatable {
+    /// `resource` (RFC 8707): the API the token is for.
+    public var resource: String?
+    /// The scopes, sorted and without repeats; empty for the account's own.
+    public var scopes: [String]
+
+    public init(resource: String?, scopes: [String]) {
+        self.resource = resource
+        self.scopes = Array(Set(scopes)).sorted()
+    }
+
+    /// `--scope`'s value as the full command splits it: words between spaces.
+    public static func scopes(_ option: String) -> [String] {
+        option.split(separator: " ").map(String.init)
+    }
+
+    public func matches(_ token: NarrowedToken) -> Bool { token.resource == resource && token.scopes == scopes }
+}

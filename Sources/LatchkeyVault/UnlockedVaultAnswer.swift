@@ -25,19 +25,30 @@ public enum UnlockedVaultAnswer {
     public static func run(_ request: LauncherRequest, in directory: LauncherDirectory? = nil, now: Date = Date()) -> Int32? {
         switch request {
         case .statusJSON: return status(now: now, here: directory?.here)
-        case .token(let selector, let minimumLifetime): return token(selector, minimumLifetime: minimumLifetime, now: now)
+        case .token(let selector, let minimumLifetime, let narrowing):
+            return token(selector, narrowing: narrowing, minimumLifetime: minimumLifetime, now: now)
         }
     }
 
     /// Not for an account marked `confirm = true`, nor when the full command has not said which
     /// ones are (`WithheldAccounts`).
-    private static func token(_ selector: AccountSelector, minimumLifetime: Int, now: Date) -> Int32? {
+    private static func token(_ selector: AccountSelector, narrowing: TokenNarrowing?, minimumLifetime: Int, now: Date) -> Int32? {
         let vault = vaultPath()
         guard let withheld = WithheldAccounts.current(vaultPath: vault), let records = UnlockedVault.records(at: vault),
-            let index = try? selector.index(in: records), !withheld.contains(records[index]),
-            records[index].isValid(at: now, margin: TimeInterval(minimumLifetime))
+            let index = try? selector.index(in: records), !withheld.contains(records[index])
         else { return nil }
-        var line = Array(records[index].accessToken.exposedValue.utf8) + [UInt8(ascii: "\n")]
+        let record = records[index]
+        let margin = TimeInterval(minimumLifetime)
+        let token: Secret
+        if let narrowing {
+            guard let narrowed = record.narrowedTokens?.first(where: narrowing.matches), narrowed.isValid(at: now, margin: margin)
+            else { return nil }
+            token = narrowed.accessToken
+        } else {
+            guard record.isValid(at: now, margin: margin) else { return nil }
+            token = record.accessToken
+        }
+        var line = Array(token.exposedValue.utf8) + [UInt8(ascii: "\n")]
         defer { line.zeroize() }
         return printed(line) ? 0 : nil
     }

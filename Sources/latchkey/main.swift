@@ -26,13 +26,14 @@ if let asked = LauncherRequest(arguments) {
     // known here, they are left to the agent (which reads config.toml) or the full command. With
     // LATCHKEY_AGENT set, only the agent answers.
     let directory = agent?.isExplicit == true ? nil : LauncherDirectory.current(environment)
-    if let directory, case .token(let selector, let minimumLifetime) = directory.applying(to: asked),
-        let status = TokenFastPath.run(selector: selector.description, minimumLifetime: minimumLifetime)
+    if let directory, case .token(let selector, let minimumLifetime, let narrowing) = directory.applying(to: asked),
+        let status = TokenFastPath.run(
+            selector: selector.description, narrowing: narrowing.map { ($0.resource, $0.scopes) }, minimumLifetime: minimumLifetime)
     {
         exit(status)
     }
-    if let agent, case .token(let selector, let minimumLifetime) = asked {
-        switch AgentTokenAnswer.run(selector, minimumLifetime: minimumLifetime, endpoint: agent) {
+    if let agent, case .token(let selector, let minimumLifetime, let narrowing) = asked {
+        switch AgentTokenAnswer.run(selector, narrowing: narrowing, minimumLifetime: minimumLifetime, endpoint: agent) {
         case .answered(let status): exit(status)
         case .fullCommand: break
         case .noAgent:

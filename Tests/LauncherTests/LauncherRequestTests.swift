@@ -19,7 +19,7 @@ struct LauncherRequestTests {
 
     @Test("the selector is AccountSelector's own reading, so `p:` is looked up as `p`, as the full command reads it")
     func oneSpelling() throws {
-        guard case .token(let selector, _) = try #require(request("token", "p:")) else {
+        guard case .token(let selector, _, _) = try #require(request("token", "p:")) else {
             Issue.record("not a token request")
             return
         }
@@ -33,6 +33,25 @@ struct LauncherRequestTests {
             ["token"], ["token", ""], ["token", "--id-token", "p"], ["token", "p", "--id-token"], ["token", "p", "--min-ttl"],
             ["token", "p", "--min-ttl", "-1"], ["token", "p", "--min-ttl", "99999999999999999999999"], ["token", "p", "--min-ttl=x"],
             ["status"], ["status", "--json", "--keystore", "vault"], ["exec", "p", "--", "true"], [],
+        ] {
+            #expect(LauncherRequest(["latchkey"] + arguments) == nil, "\(arguments)")
+        }
+    }
+
+    @Test("--resource and --scope are read as the full command reads them: scopes split at spaces, sorted, without repeats")
+    func narrowing() {
+        #expect(
+            request("token", "p", "--resource", "https://api.example/", "--scope=write read  read", "--min-ttl", "5")
+                == .token(
+                    AccountSelector(provider: "p"), minimumLifetime: 5,
+                    narrowing: TokenNarrowing(resource: "https://api.example/", scopes: ["read", "write"])))
+        #expect(
+            request("token", "p", "--scope", "b a")
+                == .token(
+                    AccountSelector(provider: "p"), minimumLifetime: 60, narrowing: TokenNarrowing(resource: nil, scopes: ["a", "b"])))
+        for arguments in [
+            ["token", "p", "--scope", " "], ["token", "p", "--resource"], ["token", "p", "--resource", "a", "--resource", "b"],
+            ["token", "p", "--min-ttl", "1", "--min-ttl=2"], ["token", "p", "--scopes", "a"],
         ] {
             #expect(LauncherRequest(["latchkey"] + arguments) == nil, "\(arguments)")
         }

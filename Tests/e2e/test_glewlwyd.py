@@ -315,6 +315,23 @@ def test_a_token_for_one_resource_is_got_with_the_refresh_token_and_kept(lk, gle
     assert lk.token("g") != own
 
 
+def test_a_kept_resource_token_is_answered_by_the_agent_and_by_the_launcher_alone(lk, glewlwyd_current, agents):
+    api_mail = glewlwyd_current.info["resources"]["email"][0]
+    add_glewlwyd(lk, glewlwyd_current, resources=[api_mail])
+    assert lk.login("g").code == EX_OK
+    narrowed = lk.token("g", "--resource", api_mail, "--scope", "email")
+    own = lk.token("g")
+    agent = agents()
+    through = lk.run("token", "g", "--scope=email", "--resource", api_mail, env=agent_env(agent))
+    assert through.code == EX_OK and through.stdout.strip() == narrowed, through
+    lk.leave_only_the_launcher()  # only the launcher's own answers from here
+    assert lk.token("g", "--resource", api_mail, "--scope", "email email") == narrowed
+    assert lk.token("g") == own
+    for other in (("--resource", api_mail), ("--scope", "email")):
+        unanswered = lk.run("token", "g", *other)
+        assert unanswered.code != EX_OK and unanswered.stdout == "", f"no copy of {other}, yet answered\n{unanswered}"
+
+
 def test_git_credential_hands_git_the_token_for_git_resource_directly_and_through_the_agent(lk, glewlwyd_current, agents):
     api_mail = glewlwyd_current.info["resources"]["email"][0]
     add_glewlwyd(lk, glewlwyd_current, resources=[api_mail], git_hosts=["git.example.test"], git_resource=api_mail)

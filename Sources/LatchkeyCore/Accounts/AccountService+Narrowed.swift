@@ -1,21 +1,6 @@
 public import Foundation
 public import LatchkeyVault
 
-/// What `latchkey token --resource/--scope` asks for instead of the account's own token.
-public struct TokenNarrowing: Sendable, Equatable {
-    /// `resource` (RFC 8707): the API the token is for.
-    public var resource: String?
-    /// The scopes, sorted and without repeats; empty for the account's own.
-    public var scopes: [String]
-
-    public init(resource: String?, scopes: [String]) {
-        self.resource = resource
-        self.scopes = Array(Set(scopes)).sorted()
-    }
-
-    func matches(_ token: NarrowedToken) -> Bool { token.resource == resource && token.scopes == scopes }
-}
-
 /// Why a narrower token cannot be had.
 public enum NarrowingError: LatchkeyError, Equatable {
     /// Scopes the account was never granted: a refresh can only narrow (RFC 6749 §6).

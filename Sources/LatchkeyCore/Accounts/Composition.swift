@@ -10,6 +10,8 @@ public struct Composition: Sendable {
     public let configuration: Result<LatchkeyConfiguration, ProviderFileErrors>
     public let keystore: any Keystore
     public let service: AccountService
+    /// Which accounts need a person's approval before a token leaves; `nil` when config.toml is unusable.
+    let releasePolicy: ReleasePolicy?
 
     /// `backend` overrides config.toml (`--keystore`). The vault's passphrase comes from
     /// `LATCHKEY_PASSPHRASE_FILE` when set, else from `passphrase` (a terminal prompt, the screen's).
@@ -27,6 +29,7 @@ public struct Composition: Sendable {
         }
         let providers = LazyProviderCatalog { Composition.loadCatalog(environment: environment) }
         let releasePolicy = (try? configuration.get()).map { ReleasePolicy(configuration: $0, providers: providers) }
+        self.releasePolicy = releasePolicy
         switch configuration {
         case .failure(let errors):
             keystore = UnusableKeystore(errors: errors)

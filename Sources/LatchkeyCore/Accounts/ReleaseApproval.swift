@@ -1,26 +1,32 @@
 public import Foundation
 public import LatchkeyVault
+import Synchronization
 
 /// Which accounts release a token only once a person agrees (`confirm = true`), and how long a
 /// release waits for that: config.toml's `[accounts]` over the provider files, `[agent]
 /// confirm_timeout`. One rule for the agent, the command line and the launcher's copies, so no
 /// door hands out what another would ask about.
-public struct ReleasePolicy: Sendable {
-    let configuration: LatchkeyConfiguration
-    private let providers: LazyProviderCatalog
+public final class ReleasePolicy: Sendable {
+    private let source: Mutex<(configuration: LatchkeyConfiguration, catalog: @Sendable () -> ProviderCatalog)>
 
     init(configuration: LatchkeyConfiguration, providers: LazyProviderCatalog) {
-        self.configuration = configuration
-        self.providers = providers
+        source = Mutex((configuration, { providers.catalog }))
+    }
+
+    /// The agent reads config.toml and providers.d again when they change; the copies it writes
+    /// then follow what they say now.
+    func follow(configuration: LatchkeyConfiguration, catalog: ProviderCatalog) {
+        source.withLock { $0 = (configuration, { catalog }) }
     }
 
     /// Whether a token of `record` needs a person's approval before it leaves Latchkey.
     public func needsApproval(_ record: AccountRecord) -> Bool {
-        configuration.sharing(of: record, provider: try? providers.catalog.provider(named: record.provider)).confirm
+        let (configuration, catalog) = source.withLock { $0 }
+        return configuration.sharing(of: record, provider: try? catalog().provider(named: record.provider)).confirm
     }
 
     /// Seconds a release waits for a person before it is refused.
-    public var timeout: Int { configuration.agent.confirmTimeout }
+    public var timeout: Int { source.withLock { $0.configuration.agent.confirmTimeout } }
 }
 
 /// A person who can agree to a token of a `confirm = true` account going to another program, when

@@ -117,9 +117,18 @@ extension Agent {
         var answer = AgentAnswer(ok: true)
         answer.provider = fresh.provider
         answer.account = fresh.label
-        answer.expiresAt = fresh.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince1970) }
-        if tokens != .id { answer.accessToken = fresh.accessToken }
-        if tokens != .access { answer.idToken = try service.token(of: fresh, idToken: true) }
+        if let narrowing = request.narrowing {
+            guard tokens == .access else { throw AgentError.malformedRequest(reason: "resource and scope ask for an access token") }
+            let narrowed = try await service.narrowedToken(
+                for: AccountSelector(provider: fresh.provider, account: fresh.subject), narrowing,
+                minimumLifetime: TimeInterval(minimumLifetime))
+            answer.expiresAt = narrowed.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince1970) }
+            answer.accessToken = narrowed.accessToken
+        } else {
+            answer.expiresAt = fresh.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince1970) }
+            if tokens != .id { answer.accessToken = fresh.accessToken }
+            if tokens != .access { answer.idToken = try service.token(of: fresh, idToken: true) }
+        }
         logged(.released)
         settings.hooks.fire(
             HookEvent(

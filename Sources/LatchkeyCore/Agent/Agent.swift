@@ -52,6 +52,8 @@ public final class Agent: Sendable {
     let vaultPath: String?
     /// The engine, browser and listeners every request's `AccountService` shares.
     let base: AccountService
+    /// The rule behind the vault's token copies, kept to the settings as they are read again.
+    private let releasePolicy: ReleasePolicy?
     let log: ReleaseLog
     let confirmations: Confirmations
     private let current: Mutex<Settings>
@@ -73,6 +75,7 @@ public final class Agent: Sendable {
         vaultPath = (composition.keystore as? VaultKeystore)?.path
         records = RecentRecords(composition.keystore, path: vaultPath ?? paths.vaultFile)
         base = composition.service
+        releasePolicy = composition.releasePolicy
         log = ReleaseLog(path: ReleaseLog.defaultPath(environment: composition.environment))
         confirmations = Confirmations(announce: options.announce)
         let configuration = (try? composition.configuration.get()) ?? LatchkeyConfiguration()
@@ -170,6 +173,7 @@ public final class Agent: Sendable {
             }
             settings.catalog = Composition.loadCatalog(environment: environment)
             settings.hooks = Hooks(settings: settings.configuration.hooks, environment: environment, report: options.say)
+            releasePolicy?.follow(configuration: settings.configuration, catalog: settings.catalog)
             return settings
         }
     }

@@ -3,16 +3,17 @@ import Foundation
 import LatchkeyEssentials
 import LatchkeyVault
 
-/// Writes the kernel-keyring copies of valid access tokens that `latchkey token` reads on its
-/// fast path (see `TokenCopy` for the layout and `TokenFastPath` for the reader).
+/// Writes the kernel-keyring copies of valid access tokens (the accounts' own, and those narrowed
+/// by `--resource`/`--scope`) that `latchkey token` reads on its fast path (see `TokenCopy` for
+/// the layout and `TokenFastPath` for the reader).
 ///
 /// Copies exist only while the vault is unlocked: each one lives no longer than the unlock and
 /// no longer than its token, and `lock` drops them all. An account marked `confirm = true` gets
 /// no copy, and is named in `WithheldAccounts` so the launcher does not answer it from the vault
-/// either: its token leaves only through the agent or the full command, which ask a person. They are rewritten from the records
-/// after every read or write of the vault, so a refresh, a new account or a logout is reflected
-/// at once; a read of the very vault file the copies were made from, under the same unlock,
-/// leaves them as they are.
+/// either: its token leaves only through the agent or the full command, which ask a person.
+/// The copies are rewritten from the records after every read or write of the vault, so a
+/// refresh, a new account or a logout is reflected at once; a read of the very vault file the
+/// copies were made from, under the same unlock, leaves them as they are.
 struct TokenCopies {
     let vaultPath: String
     /// Tokens larger than this stay in the vault only (the kernel's per-user quota is small).
@@ -41,28 +42,42 @@ struct TokenCopies {
         // First, so that no moment has copies without it.
         var complete = store(
             withheldAccounts, description: WithheldAccounts.keyDescription(vaultPath: vaultPath), seconds: lifetime, ring: ring)
-        var copied: [Int: Int] = [:]
+        // Each copy made, by record: its account key, seconds to live, and the narrowing it holds.
+        var copied: [Int: [(account: String, seconds: Int, narrowing: TokenNarrowing?)]] = [:]
         for (index, record) in records.enumerated() where !withheld.contains(index) {
-            let expiry = min(record.expiresAt ?? unlockedUntil, unlockedUntil)
-            let seconds = Int(wholeSeconds: expiry.timeIntervalSince(now))
-            let token = Array(record.accessToken.exposedValue.utf8)
-            guard seconds > 0, token.count <= Self.largestCopied else { continue }
-            let description = TokenCopy.accountKeyDescription(vaultPath: vaultPath, account: String(index))
-            // The record's own times, not the copy's shorter life: the fast path judges the copy by
-            // `TokenValidity`, as `isValid` judges the record.
-            let copy = TokenCopy.Entry.token(
-                issuedAt: Int(wholeSeconds: record.updatedAt.timeIntervalSince1970),
-                expiresAt: record.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince1970) }, token: token)
-            complete = store(TokenCopy.encode(copy), description: description, seconds: seconds, ring: ring) && complete
-            copied[index] = seconds
+            let tokens: [(TokenNarrowing?, Secret, issued: Date, expires: Date?)] =
+                [(nil, record.accessToken, record.updatedAt, record.expiresAt)]
+                + (record.narrowedTokens ?? []).map {
+                    (TokenNarrowing(resource: $0.resource, scopes: $0.scopes), $0.accessToken, $0.issuedAt, $0.expiresAt)
+                }
+            for (position, (narrowing, secret, issued, expires)) in tokens.enumerated() {
+                let seconds = Int(wholeSeconds: min(expires ?? unlockedUntil, unlockedUntil).timeIntervalSince(now))
+                let token = Array(secret.exposedValue.utf8)
+                guard seconds > 0, token.count <= Self.largestCopied else { continue }
+                let account = position == 0 ? String(index) : "\(index)+\(position)"
+                // The token's own times, not the copy's shorter life: the fast path judges the copy
+                // by `TokenValidity`, as `isValid` judges the record.
+                let copy = TokenCopy.Entry.token(
+                    issuedAt: Int(wholeSeconds: issued.timeIntervalSince1970),
+                    expiresAt: expires.map { Int(wholeSeconds: $0.timeIntervalSince1970) }, token: token)
+                complete =
+                    store(
+                        TokenCopy.encode(copy), description: TokenCopy.accountKeyDescription(vaultPath: vaultPath, account: account),
+                        seconds: seconds, ring: ring) && complete
+                copied[index, default: []].append((account, seconds, narrowing))
+            }
         }
         for (selector, index) in Self.selectors(for: records) {
-            guard let seconds = copied[index] else { continue }
-            complete =
-                store(
-                    TokenCopy.encode(.alias(of: String(index))),
-                    description: TokenCopy.selectorKeyDescription(vaultPath: vaultPath, selector: selector.description),
-                    seconds: seconds, ring: ring) && complete
+            for copy in copied[index] ?? [] {
+                let description =
+                    copy.narrowing.map {
+                        TokenCopy.narrowedKeyDescription(
+                            vaultPath: vaultPath, selector: selector.description, resource: $0.resource, scopes: $0.scopes)
+                    } ?? TokenCopy.selectorKeyDescription(vaultPath: vaultPath, selector: selector.description)
+                complete =
+                    store(TokenCopy.encode(.alias(of: copy.account)), description: description, seconds: copy.seconds, ring: ring)
+                    && complete
+            }
         }
         // Only a whole set of copies is marked: one the kernel cut short is made again next time.
         if let marker, complete {

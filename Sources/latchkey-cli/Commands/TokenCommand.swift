@@ -27,9 +27,10 @@ struct TokenCommand: AsyncParsableCommand {
     func run() async throws {
         try await Failure.reporting {
             let context = options.context()
-            // The agent hands out the account's own token and knows nothing of step-up.
-            if stepUp.stepUp.isEmpty && narrowing.narrowing == nil {
-                let request = ThroughAgent.tokenRequest(selector, minimumLifetime: minimumLifetime.seconds, tokens: idToken ? .id : .access)
+            // The agent knows nothing of step-up.
+            if stepUp.stepUp.isEmpty {
+                let request = ThroughAgent.tokenRequest(
+                    selector, minimumLifetime: minimumLifetime.seconds, tokens: idToken ? .id : .access, narrowing: narrowing.narrowing)
                 if let answer = try ThroughAgent.ask(request, context: context), let token = idToken ? answer.idToken : answer.accessToken {
                     return Output.token(token)
                 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LatchkeyCore
+import LatchkeyVault
 
 /// What every command needs is the shared `Composition`, with the terminal prompt as the vault's
 /// passphrase source unless the caller brings its own (the screen asks in its own prompt).
@@ -72,11 +73,11 @@ struct NarrowingOptions: ParsableArguments {
     /// What they ask for; `nil` for the account's own token.
     var narrowing: TokenNarrowing? {
         guard resource != nil || scope != nil else { return nil }
-        return TokenNarrowing(resource: resource, scopes: scope.map { $0.split(separator: " ").map(String.init) } ?? [])
+        return TokenNarrowing(resource: resource, scopes: scope.map(TokenNarrowing.scopes) ?? [])
     }
 
     func validate() throws {
         if let resource, let problem = ResourceIndicator.problem(resource) { throw ValidationError("--resource: \(problem)") }
-        if let scope, scope.split(separator: " ").isEmpty { throw ValidationError("--scope must name at least one scope") }
+        if let scope, TokenNarrowing.scopes(scope).isEmpty { throw ValidationError("--scope must name at least one scope") }
     }
 }

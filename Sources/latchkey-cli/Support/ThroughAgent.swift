@@ -39,9 +39,11 @@ enum ThroughAgent {
     }
 
     /// A `token` request for `selector` as this command was asked it, from the working directory.
-    static func tokenRequest(_ selector: String, minimumLifetime: Int, tokens: AgentRequest.Tokens) -> AgentRequest {
+    static func tokenRequest(
+        _ selector: String, minimumLifetime: Int, tokens: AgentRequest.Tokens, narrowing: TokenNarrowing? = nil
+    ) -> AgentRequest {
         AgentRequest(
-            .token, selector: selector, minimumLifetime: minimumLifetime, tokens: tokens,
+            .token, selector: selector, minimumLifetime: minimumLifetime, tokens: tokens, narrowing: narrowing,
             workingDirectory: FileManager.default.currentDirectoryPath, client: .current())
     }
 }
