@@ -36,12 +36,14 @@ public enum AgentWire {
 
 /// One request to the agent.
 public struct AgentRequest: Codable, Sendable, Equatable {
-    /// What is asked. Only `token`, `status` and `git-credential` are answered on a forwarded
-    /// socket; the rest are for this machine's own commands (`latchkey approve`, the screen).
+    /// What is asked. Only `token`, `status`, `git-credential` and `registry-credential` are
+    /// answered on a forwarded socket; the rest are for this machine's own commands (`latchkey
+    /// approve`, the screen).
     public enum Operation: String, Codable, Sendable, CaseIterable {
         case token
         case status
         case gitCredential = "git-credential"
+        case registryCredential = "registry-credential"
         case approve
         case deny
         case watch
@@ -90,6 +92,8 @@ public struct AgentRequest: Codable, Sendable, Equatable {
     public var workingDirectory: String?
     /// `git`: what git sent the credential helper, lines of `key=value`.
     public var git: String?
+    /// `registry`: the server URL a container client sent `docker-credential-latchkey get`.
+    public var registry: String?
     /// `id`: the confirmation `approve` or `deny` answers.
     public var confirmation: Int?
     public var client: Client?
@@ -110,15 +114,17 @@ public struct AgentRequest: Codable, Sendable, Equatable {
         case scope
         case workingDirectory = "cwd"
         case git
+        case registry
         case confirmation = "id"
         case client
     }
 
     public init(
         _ operation: Operation, selector: String? = nil, minimumLifetime: Int? = nil, tokens: Tokens? = nil,
-        narrowing: TokenNarrowing? = nil, workingDirectory: String? = nil, git: String? = nil, confirmation: Int? = nil,
-        client: Client? = nil
+        narrowing: TokenNarrowing? = nil, workingDirectory: String? = nil, git: String? = nil, registry: String? = nil,
+        confirmation: Int? = nil, client: Client? = nil
     ) {
+        self.registry = registry
         resource = narrowing?.resource
         scope = narrowing.map { $0.scopes.isEmpty ? nil : $0.scopes.joined(separator: " ") } ?? nil
         version = AgentWire.version
@@ -180,6 +186,9 @@ public struct AgentAnswer: Codable, Sendable, Equatable {
     /// `git-credential`'s answer for git (`username=…`, `password=…` lines); absent when the
     /// host is not one the agent answers for, so git asks its other helpers.
     public var credential: Secret?
+    /// `registry-credential`: the user name that goes with `access_token` (the provider's
+    /// `registry_username`); absent, with no token, when no provider lists the registry.
+    public var username: String?
     /// `status`: the `status --json` text and the lines `status` prints, of the accounts this
     /// connection may use.
     public var report: String?
@@ -190,7 +199,7 @@ public struct AgentAnswer: Codable, Sendable, Equatable {
     public var closed: Int?
 
     enum CodingKeys: String, CodingKey {
-        case ok, pending, message, exit, vault, provider, account, credential, report, lines, confirmation, closed
+        case ok, pending, message, exit, vault, provider, account, credential, username, report, lines, confirmation, closed
         case signIn = "sign_in"
         case accessToken = "access_token"
         case idToken = "id_token"

@@ -124,7 +124,7 @@ class RemoteHost:
 
 def two_accounts_one_forwarded(lk, idp_a, idp_b):
     """alice at provider a (its file says forward = true), bob at provider b (not forwarded)."""
-    lk.add_provider("a", idp_a, forward=True, git_hosts=["git.example.test"])
+    lk.add_provider("a", idp_a, forward=True, git_hosts=["git.example.test"], registry_hosts=["registry.example.test"])
     lk.add_provider("b", idp_b)
     assert lk.login("a").code == EX_OK
     assert lk.login("b", user="bob").code == EX_OK
@@ -146,6 +146,10 @@ def test_a_remote_command_gets_a_token_through_the_forwarded_socket_and_holds_no
     assert result.returncode == 0 and result.stdout == token + "\n", result
     git = sshd.ssh((remote.socket, forward), f"printf 'protocol=https\\nhost=git.example.test\\n\\n' | {remote.command('git-credential', 'get')}")
     assert git.returncode == 0 and git.stdout == f"username=oauth2\npassword={token}\n", git
+    # The container credential helper too, though the remote has no provider file naming the registry.
+    docker = sshd.ssh((remote.socket, forward), f"printf registry.example.test | {remote.command('docker-credential', 'get')}")
+    assert docker.returncode == 0, docker
+    assert json.loads(docker.stdout) == {"ServerURL": "registry.example.test", "Username": "oauth2accesstoken", "Secret": token}, docker.stdout
     assert remote.files() == [], "the remote host keeps nothing"
     log = lk.run("agent", "log", "--json").json()
     assert log[-1]["forwarded"] is True and log[-1]["outcome"] == "released"

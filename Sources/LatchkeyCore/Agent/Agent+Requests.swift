@@ -38,6 +38,8 @@ extension Agent {
                 on: connection)
         case .gitCredential:
             return try await gitCredential(request, on: connection)
+        case .registryCredential:
+            return try await registryCredential(request, on: connection)
         case .status:
             return try await status(for: request, on: connection)
         case .approve, .deny:
@@ -156,6 +158,19 @@ extension Agent {
             answer.credential = Secret(GitCredential(username: provider.gitUsername, password: token).exposedAnswer)
             answer.accessToken = nil
         }
+        return answer
+    }
+
+    /// What a container client gets for a registry in a provider's `registry_hosts`, mapped by the
+    /// agent's own provider files (a forwarded host needs none), released like any token; a
+    /// registry no provider lists gets an answer without a token.
+    private func registryCredential(_ request: AgentRequest, on connection: AgentConnection) async throws -> AgentAnswer {
+        let server = try RegistryServerURL(parsing: request.registry ?? "")
+        guard let provider = try server.provider(in: settings().catalog.providers) else { return AgentAnswer(ok: true) }
+        var answer = try await release(
+            AccountSelector(provider: provider.name), minimumLifetime: request.minimumLifetime ?? Self.refreshWindow, tokens: .access,
+            for: request, on: connection)
+        answer.username = provider.registryUsername
         return answer
     }
 

@@ -42,15 +42,15 @@ struct DockerCredentialCommand: AsyncParsableCommand {
         let service = context.service
         switch request {
         case .get(let server):
-            // The agent gives the token; which provider a registry belongs to is read here, from
-            // the provider files (they hold no secret, so a forwarded host may have them too).
-            if let provider = try server.provider(in: service.catalog.providers) {
-                let asked = ThroughAgent.tokenRequest(provider.name, minimumLifetime: minimumLifetime.seconds, tokens: .access)
-                if let answer = try ThroughAgent.ask(asked, context: context, refused: { Output.result("latchkey: " + $0) }),
-                    let token = answer.accessToken
-                {
-                    return try Output.json(RegistryCredential(serverURL: server.text, username: provider.registryUsername, secret: token))
-                }
+            // The agent maps the registry to a provider with its own provider files, so a
+            // forwarded host needs none; one it maps to none is looked up here too.
+            let asked = AgentRequest(
+                .registryCredential, minimumLifetime: minimumLifetime.seconds,
+                workingDirectory: FileManager.default.currentDirectoryPath, registry: server.text, client: .current())
+            if let answer = try ThroughAgent.ask(asked, context: context, refused: { Output.result("latchkey: " + $0) }),
+                let token = answer.accessToken, let username = answer.username
+            {
+                return try Output.json(RegistryCredential(serverURL: server.text, username: username, secret: token))
             }
             guard
                 let credential = try await service.registryCredential(
