@@ -124,6 +124,8 @@ def test_with_no_agent_and_no_terminal_a_confirm_account_is_refused_though_the_l
     for command in handing_on:
         refused = lk.run(*command)
         assert refused.code == EX_VAULT and refused.stdout == "", refused
+    log = lk.run("agent", "log", "--json").json()
+    assert [(e["outcome"], e["reason"], e["forwarded"]) for e in log] == [("refused", "nobody to ask", False)] * 3, log
 
 
 def test_with_no_agent_the_person_at_the_terminal_is_asked_and_y_releases_n_refuses(tmux, lk, idp_a, tmp_path):
@@ -141,6 +143,9 @@ def test_with_no_agent_the_person_at_the_terminal_is_asked_and_y_releases_n_refu
     assert_userinfo(idp_a, runs[0][0].read_text().strip(), ALICE)
     assert runs[1][1].read_text().strip() == str(EX_VAULT) and runs[1][0].read_text() == "", tmux.capture(joined=True)
     assert f"the release of a token of a:{ALICE} was denied" in tmux.capture(joined=True)
+    log = lk.run("agent", "log", "--json").json()
+    assert [e["outcome"] for e in log] == ["released", "denied"], log
+    assert all(e["account"] == f"a:{ALICE}" and e["requester"].startswith("local: ") for e in log), log
 
 
 def test_the_agent_on_its_default_socket_asks_though_LATCHKEY_AGENT_is_unset_and_the_launcher_holds_copies(lk, idp_a, agents, runtime):

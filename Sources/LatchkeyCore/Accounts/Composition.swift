@@ -28,7 +28,8 @@ public struct Composition: Sendable {
             try LatchkeyConfiguration.load(path: paths.configFile, environment: environment)
         }
         let providers = LazyProviderCatalog { Composition.loadCatalog(environment: environment) }
-        let releasePolicy = (try? configuration.get()).map { ReleasePolicy(configuration: $0, providers: providers) }
+        let log = (file: ReleaseLog(path: ReleaseLog.defaultPath(environment: environment)), warn: warn)
+        let releasePolicy = (try? configuration.get()).map { ReleasePolicy(configuration: $0, providers: providers, log: log) }
         self.releasePolicy = releasePolicy
         switch configuration {
         case .failure(let errors):

@@ -8,9 +8,21 @@ import Synchronization
 /// door hands out what another would ask about.
 public final class ReleasePolicy: Sendable {
     private let source: Mutex<(configuration: LatchkeyConfiguration, catalog: @Sendable () -> ProviderCatalog)>
+    /// Where a command logs what the person answered, as the agent logs its releases, and where
+    /// a log that cannot be written is said.
+    private let log: (file: ReleaseLog, warn: @Sendable (String) -> Void)?
 
-    init(configuration: LatchkeyConfiguration, providers: LazyProviderCatalog) {
+    init(
+        configuration: LatchkeyConfiguration, providers: LazyProviderCatalog,
+        log: (file: ReleaseLog, warn: @Sendable (String) -> Void)? = nil
+    ) {
         source = Mutex((configuration, { providers.catalog }))
+        self.log = log
+    }
+
+    /// Logs a command's release or refusal; never fatal.
+    func record(_ entry: ReleaseLog.Entry) {
+        if let log, let problem = log.file.append(entry) { log.warn(problem) }
     }
 
     /// The agent reads config.toml and providers.d again when they change; the copies it writes
@@ -62,16 +74,31 @@ public enum ReleaseRefusal: LatchkeyError, Equatable {
 
 extension AccountService {
     /// Asks `approval` before `record`'s token goes to the program that ran this one, when the
-    /// policy says so; throws the refusal otherwise.
+    /// policy says so; throws the refusal otherwise. The answer is logged as the agent logs its
+    /// releases (`latchkey agent log`); a log that cannot be written is said, never fatal.
     func approveRelease(of record: AccountRecord, asking approval: (any ReleaseApproval)?) async throws(ReleaseRefusal) {
         guard let releasePolicy, releasePolicy.needsApproval(record) else { return }
         let account = "\(record.provider):\(record.label)"
-        guard let approval else { throw .nobodyToAsk(account: account) }
+        let requester = Requester.parentOfThisProcess().description
+        func logged(_ outcome: ReleaseLog.Entry.Outcome, _ reason: String? = nil) {
+            let entry = ReleaseLog.Entry(
+                time: engine.now(), account: account, requester: requester, forwarded: false, outcome: outcome, reason: reason)
+            releasePolicy.record(entry)
+        }
+        guard let approval else {
+            logged(.refused, "nobody to ask")
+            throw .nobodyToAsk(account: account)
+        }
         let seconds = releasePolicy.timeout
-        switch await approval.approveRelease(of: account, to: Requester.parentOfThisProcess().description, within: seconds) {
-        case true?: return
-        case false?: throw .denied(account: account)
-        case nil: throw .notApproved(account: account, seconds: seconds)
+        switch await approval.approveRelease(of: account, to: requester, within: seconds) {
+        case true?:
+            logged(.released)
+        case false?:
+            logged(.denied)
+            throw .denied(account: account)
+        case nil:
+            logged(.unapproved)
+            throw .notApproved(account: account, seconds: seconds)
         }
     }
 }
