@@ -42,11 +42,8 @@ struct NarrowedTokenTests {
         _ = try await service.refresh(AccountSelector(provider: "corp"))
     }
 
-    @Test("git-credential hands git the token narrowed to git_resource, not the account's, and the next get is answered from the vault")
-    func gitResource() async throws {
-        var choices = ProtocolChoices()
-        choices.gitResource = Self.api
-        let server = FakeAuthorizationServer(choices: choices)
+    /// Signed in at a provider mapping `git.corp.example` whose `git_resource` is `api`.
+    func signedInForGit(_ server: FakeAuthorizationServer) async throws -> (AccountService, InMemoryKeystore, GitCredentialRequest) {
         var provider = server.provider
         guard case .oidc(var client) = provider.kind else { throw CancellationError() }
         client.gitHosts = [GitHost(host: "git.corp.example")]
@@ -54,8 +51,20 @@ struct NarrowedTokenTests {
         let keystore = InMemoryKeystore()
         let service = server.service(keystore: keystore, providers: [provider])
         _ = try await service.signIn(provider: provider, interaction: ScriptedPerson { _, _ in .cancel })
+        return (service, keystore, GitCredentialRequest(scheme: "https", host: "git.corp.example"))
+    }
+
+    static var gitResourceChoices: ProtocolChoices {
+        var choices = ProtocolChoices()
+        choices.gitResource = api
+        return choices
+    }
+
+    @Test("git-credential hands git the token narrowed to git_resource, not the account's, and the next get is answered from the vault")
+    func gitResource() async throws {
+        let server = FakeAuthorizationServer(choices: Self.gitResourceChoices)
+        let (service, keystore, request) = try await signedInForGit(server)
         let own = try #require(try await keystore.records().first).accessToken
-        let request = GitCredentialRequest(scheme: "https", host: "git.corp.example")
         let credential = try #require(try await service.gitCredential(for: request, minimumLifetime: 60))
         let sent = try #require(server.transport.sent(to: "/token").last)
         #expect(sent.form["grant_type"] == "refresh_token" && sent.form["resource"] == Self.api)
@@ -64,6 +73,23 @@ struct NarrowedTokenTests {
         let count = server.transport.sent(to: "/token").count
         #expect(try await service.gitCredential(for: request, minimumLifetime: 60)?.password == credential.password)
         #expect(server.transport.sent(to: "/token").count == count)
+    }
+
+    @Test("git-credential --resource replaces git_resource, and --scope alone narrows the token for git_resource")
+    func gitCredentialOptionsWin() async throws {
+        let server = FakeAuthorizationServer(choices: Self.gitResourceChoices)
+        let (service, keystore, request) = try await signedInForGit(server)
+        let other = "https://other.example/"
+        let credential = try #require(
+            try await service.gitCredential(for: request, narrowing: TokenNarrowing(resource: other, scopes: []), minimumLifetime: 60))
+        let sent = try #require(server.transport.sent(to: "/token").last)
+        #expect(sent.form["resource"] == other && sent.form["scope"] == nil)
+        let scoped = try #require(
+            try await service.gitCredential(for: request, narrowing: TokenNarrowing(resource: nil, scopes: ["email"]), minimumLifetime: 60))
+        let second = try #require(server.transport.sent(to: "/token").last)
+        #expect(second.form["resource"] == Self.api && second.form["scope"] == "email")
+        let kept = try #require(try await keystore.records().first?.narrowedTokens)
+        #expect(kept.map(\.resource) == [other, Self.api] && kept.map(\.accessToken) == [credential.password, scoped.password])
     }
 
     @Test("an expired narrowed token is replaced, not added to, and other resources keep their own")

@@ -332,6 +332,26 @@ def test_git_credential_hands_git_the_token_for_git_resource_directly_and_throug
     assert through.code == EX_OK and through.stdout == git.stdout, through
 
 
+def test_git_credential_resource_option_wins_over_git_resource_for_a_real_git(lk, glewlwyd_current):
+    # The sign-in names only the profile API, so git_resource (the mail API) would be refused
+    # with invalid_target at the refresh: the token git gets shows the option won.
+    api_mail, api_profile = glewlwyd_current.info["resources"]["email"][0], glewlwyd_current.info["resources"]["profile"][0]
+    add_glewlwyd(lk, glewlwyd_current, resources=[api_profile], git_hosts=["git.example.test"], git_resource=api_mail)
+    assert lk.login("g").code == EX_OK
+    ask = "url=https://git.example.test/group/repo.git\n\n"
+    filled = lk.git("credential", "fill", input=ask, helper_options=("--resource", api_profile, "--scope", "'openid profile'"))
+    assert filled.returncode == 0, filled
+    answer = dict(line.split("=", 1) for line in filled.stdout.decode().splitlines())
+    assert answer["username"] == "oauth2" and jwt_parts(answer["password"])[1]["aud"] == api_profile, answer
+    assert answer["password"] != lk.token("g")
+    # Without the options git_resource counts, and glewlwyd refuses it: git gets no password.
+    plain = lk.git("credential", "fill", input=ask)
+    assert plain.returncode != 0 and b"invalid_target" in plain.stderr, plain
+    # A bad option is refused before anything is asked, naming the option.
+    bad = lk.git("credential", "fill", input=ask, helper_options=("--resource", "not-a-uri"))
+    assert bad.returncode != 0 and b"--resource" in bad.stderr, bad
+
+
 def test_a_resource_the_sign_in_did_not_name_is_refused_and_the_account_still_works(lk, glewlwyd_current):
     api_mail, api_profile = glewlwyd_current.info["resources"]["email"][0], glewlwyd_current.info["resources"]["profile"][0]
     add_glewlwyd(lk, glewlwyd_current, resources=[api_mail])
