@@ -119,6 +119,44 @@ struct NarrowedTokenTests {
         #expect(server.transport.sent(to: "/token").count == sent)
     }
 
+    @Test("a resource the sign-in did not name is got by signing the same account in again naming it, last, with its login hint")
+    func signInAgainForResource() async throws {
+        var choices = ProtocolChoices()
+        choices.resources = [Self.api, "https://listed.example/"]
+        let server = FakeAuthorizationServer(choices: choices)
+        server.acceptOnlySignedInResources()
+        let (service, keystore) = try await signedIn(server)
+        let before = try #require(try await keystore.records().first)
+        let token = try await service.narrowedToken(
+            for: AccountSelector(provider: "corp"), TokenNarrowing(resource: Self.api, scopes: []), minimumLifetime: 60,
+            signingInWith: ScriptedPerson { _, _ in .cancel })
+        #expect(server.browser.urls.count == 2, "signed in again")
+        let url = try #require(server.browser.urls.last)
+        let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(query.filter { $0.name == "resource" }.map(\.value) == ["https://listed.example/", Self.api])
+        #expect(query.first { $0.name == "login_hint" }?.value == (before.displayName ?? before.subject))
+        let records = try await keystore.records()
+        #expect(records.count == 1 && records.first?.subject == before.subject)
+        #expect(records.first?.narrowedTokens?.map(\.accessToken) == [token.accessToken] && token.resource == Self.api)
+    }
+
+    @Test("with nobody to sign in, a resource the sign-in did not name fails naming the login command for it, and nothing changes")
+    func resourceNotSignedInWithoutPerson() async throws {
+        let server = FakeAuthorizationServer()
+        server.acceptOnlySignedInResources()
+        let (service, keystore) = try await signedIn(server)
+        let before = try await keystore.records()
+        let expected = NarrowingError.resourceNotSignedIn(Self.api, account: "alice@example.com", provider: "corp")
+        await #expect(throws: expected) {
+            try await service.narrowedToken(
+                for: AccountSelector(provider: "corp"), TokenNarrowing(resource: Self.api, scopes: []), minimumLifetime: 60,
+                signingInWith: nil)
+        }
+        #expect(expected.description.contains("`latchkey login corp:alice@example.com --resource https://api.example/v1/`"))
+        #expect(try await keystore.records() == before)
+        #expect(server.browser.urls.count == 1)
+    }
+
     @Test("the provider file's resources go with the authorization request, pushed or in the URL")
     func resourcesAtSignIn() async throws {
         var choices = ProtocolChoices()

@@ -26,7 +26,8 @@ import pytest
 import requests
 
 from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
-from conftest import EX_OK, EX_PROVIDER_FILE, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr, jwt_parts, message
+from tui_support import tmux  # noqa: F401  (fixture)
+from conftest import EX_NO_ACCOUNT, EX_OK, EX_PROVIDER_FILE, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess, assert_clean_stderr, jwt_parts, message
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
 
@@ -352,17 +353,42 @@ def test_git_credential_resource_option_wins_over_git_resource_for_a_real_git(lk
     assert bad.returncode != 0 and b"--resource" in bad.stderr, bad
 
 
-def test_a_resource_the_sign_in_did_not_name_is_refused_and_the_account_still_works(lk, glewlwyd_current):
+def test_without_a_terminal_a_resource_the_sign_in_did_not_name_fails_naming_the_login_that_asks_for_it(lk, glewlwyd_current):
     api_mail, api_profile = glewlwyd_current.info["resources"]["email"][0], glewlwyd_current.info["resources"]["profile"][0]
     add_glewlwyd(lk, glewlwyd_current, resources=[api_mail])
     assert lk.login("g").code == EX_OK
     refused = lk.run("token", "g", "--resource", api_profile)
-    assert refused.code == EX_REJECTED and "invalid_target" in refused.stderr, refused
+    command = f"latchkey login g:alice@example.test --resource {api_profile}"
+    lines = refused.stderr.strip().splitlines()
+    assert refused.code == EX_NO_ACCOUNT and len(lines) == 1 and "invalid_target" in lines[0] and command in lines[0], refused
     assert refused.stdout == ""
     wider = lk.run("token", "g", "--scope", "openid admin")
     assert wider.code == EX_USAGE and "not granted admin" in wider.stderr, wider
+    # The account still works, and the command named signs in asking for the resource.
     lk.ok("refresh", "g")
     assert lk.token("g", "--resource", api_mail)
+    assert lk.login("g:alice@example.test", "--resource", api_profile).code == EX_OK
+    assert jwt_parts(lk.token("g", "--resource", api_profile))[1]["aud"] == api_profile
+    bad = lk.run("login", "g", "--resource", "relative/path")
+    assert bad.code == EX_USAGE and "--resource" in bad.stderr, bad
+
+
+def test_at_a_terminal_a_resource_the_sign_in_did_not_name_signs_the_same_account_in_again_for_it(tmux, lk, glewlwyd_current):
+    api_mail, api_profile = glewlwyd_current.info["resources"]["email"][0], glewlwyd_current.info["resources"]["profile"][0]
+    add_glewlwyd(lk, glewlwyd_current, resources=[api_mail])
+    assert lk.login("g").code == EX_OK
+    (before,) = lk.status()
+    out, rc = lk.root / "token.out", lk.root / "rc"
+    tmux.start(f"{LATCHKEY_BIN} token g --resource {api_profile} > {out}; echo $? > {rc}", lk.env(TERM="tmux-256color"))
+    tmux.wait_for(lambda _: rc.exists() and rc.stat().st_size > 0, timeout=60, what="the token")
+    assert rc.read_text().strip() == "0", tmux.capture(joined=True)
+    narrowed = out.read_text().strip()
+    assert jwt_parts(narrowed)[1]["aud"] == api_profile
+    assert "Signing in to" in tmux.capture(joined=True), "the sign-in's messages go to the terminal, not stdout"
+    (after,) = lk.status()
+    assert after["subject"] == before["subject"], "the same account, signed in again"
+    # Kept: the next call, without a terminal, is answered from the vault.
+    assert lk.token("g", "--resource", api_profile) == narrowed
 
 
 # --------------------------------------------------------------------------- step-up

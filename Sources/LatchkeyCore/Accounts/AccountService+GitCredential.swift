@@ -27,7 +27,8 @@ extension AccountService {
         let resource = narrowing?.resource ?? provider.gitResource
         let scopes = narrowing?.scopes ?? []
         let narrowed = resource == nil && scopes.isEmpty ? nil : TokenNarrowing(resource: resource, scopes: scopes)
-        let token = try await accessToken(of: record, narrowing: narrowed, minimumLifetime: minimumLifetime)
+        let (token, _) = try await accessToken(
+            of: record, narrowing: narrowed, minimumLifetime: minimumLifetime, signingInWith: interaction)
         return GitCredential(username: provider.gitUsername, password: token)
     }
 }

@@ -71,6 +71,24 @@ extension Provider {
         }
     }
 
+    /// This provider with `extra` asked for at sign-in too (`login --resource`, or a sign-in again
+    /// for a `--resource`), after the file's `resources` and moved last when listed there:
+    /// glewlwyd heeds only the last one. `nil` for a firebase provider, which has no resources.
+    public func naming(resources extra: [String]) -> Provider? {
+        var provider = self
+        switch kind {
+        case .oidc(var client):
+            client.choices.resources = client.choices.resources.filter { !extra.contains($0) } + extra
+            provider.kind = .oidc(client)
+        case .oauth2(var client):
+            client.choices.resources = client.choices.resources.filter { !extra.contains($0) } + extra
+            provider.kind = .oauth2(client)
+        case .firebase:
+            return nil
+        }
+        return provider
+    }
+
     /// `registry_hosts`: the container registries `docker-credential-latchkey` answers for.
     public var registryHosts: [GitHost] {
         switch kind {

@@ -30,7 +30,8 @@ struct TokenCommand: AsyncParsableCommand {
             if let narrowing = narrowing.narrowing {
                 Output.token(
                     try await context.service.narrowedToken(
-                        for: AccountSelector(parsing: selector), narrowing, minimumLifetime: minimumLifetime.interval
+                        for: AccountSelector(parsing: selector), narrowing, minimumLifetime: minimumLifetime.interval,
+                        signingInWith: CommandLineInteraction.atTerminal()
                     ).accessToken)
                 return
             }
