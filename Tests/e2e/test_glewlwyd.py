@@ -14,6 +14,8 @@ and a DPoP nonce in every proof.
 
 The instances are configured through glewlwyd's admin API by Tests/glewlwyd/run_glewlwyd.py.
 """
+import base64
+import hashlib
 import json
 import re
 import shutil
@@ -95,7 +97,7 @@ def glewlwyd_current(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def glewlwyd_strict(tmp_path_factory):
-    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-strict"), free_ports(2), features=("par-required", "dpop-nonce")).wait_ready()
+    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-strict"), free_ports(2), features=("par-required", "dpop-nonce", "client-credentials")).wait_ready()
     yield server
     server.stop()
 
@@ -481,3 +483,39 @@ def test_a_machine_identity_signs_in_with_private_key_jwt(lk, glewlwyd_current, 
     refused = lk.run("token", "ci")
     assert refused.code == EX_REJECTED and "token endpoint" in refused.stderr, refused
     assert refused.stdout == "" and "PRIVATE KEY" not in refused.stderr
+
+
+
+def jwk_thumbprint(jwk: dict) -> str:
+    """RFC 7638 SHA-256 thumbprint of an EC public key, base64url."""
+    canonical = json.dumps({k: jwk[k] for k in ("crv", "kty", "x", "y")}, separators=(",", ":"), sort_keys=True)
+    return base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).rstrip(b"=").decode()
+
+
+def test_a_machine_identity_with_dpop_gets_tokens_bound_to_one_machine_key_kept_from_grant_to_grant(lk, glewlwyd_current):
+    add_machine(lk, glewlwyd_current, glewlwyd_current.info["machine_client"]["secret_file"], dpop="always")
+    token = lk.token("ci")
+    bound = jwt_parts(token)[1].get("cnf", {}).get("jkt")
+    assert bound, "glewlwyd 2.7.5 binds client_credentials tokens to the proof's key"
+    (account,) = lk.status()
+    assert account["dpop"] is True, account
+    assert "DPoP-bound" in lk.ok("status").stdout
+    # latchkey proof signs with that very key.
+    proof = lk.ok("proof", "ci", "--method", "GET", "--url", f"{glewlwyd_current.issuer}/userinfo").stdout.strip()
+    header, claims = jwt_parts(proof)
+    assert jwk_thumbprint(header["jwk"]) == bound and "ath" in claims
+    # The next grant proves the same key: the machine's key stays in the vault.
+    lk.ok("refresh", "ci")
+    renewed = lk.token("ci")
+    assert renewed != token and jwt_parts(renewed)[1]["cnf"]["jkt"] == bound
+
+
+def test_a_machine_identity_with_private_key_jwt_answers_glewlwyds_dpop_nonce_request(lk, glewlwyd_strict):
+    # Nonces are required there, so this grant went through only with the retry. (glewlwyd checks
+    # the nonce before the assertion, so it would take the first assertion again; the new one
+    # latchkey signs for the retry is pinned by ClientCredentialsTests.)
+    client = glewlwyd_strict.info["machine_client"]
+    add_machine(lk, glewlwyd_strict, client_id=client["key_client_id"], private_key_file=client["key_file"], dpop="always")
+    token = lk.token("ci")
+    assert jwt_parts(token)[1]["cnf"]["jkt"], token
+    assert lk.status()[0]["dpop"] is True
