@@ -75,16 +75,16 @@ extension Provider {
     /// for a `--resource`), after the file's `resources` and moved last when listed there:
     /// glewlwyd heeds only the last one. `nil` for a firebase provider, which has no resources.
     public func naming(resources extra: [String]) -> Provider? {
+        func naming(_ client: OAuthClient) -> OAuthClient {
+            var client = client
+            client.choices.resources = client.choices.resources.filter { !extra.contains($0) } + extra
+            return client
+        }
         var provider = self
         switch kind {
-        case .oidc(var client):
-            client.choices.resources = client.choices.resources.filter { !extra.contains($0) } + extra
-            provider.kind = .oidc(client)
-        case .oauth2(var client):
-            client.choices.resources = client.choices.resources.filter { !extra.contains($0) } + extra
-            provider.kind = .oauth2(client)
-        case .firebase:
-            return nil
+        case .oidc(let client): provider.kind = .oidc(naming(client))
+        case .oauth2(let client): provider.kind = .oauth2(naming(client))
+        case .firebase: return nil
         }
         return provider
     }
