@@ -2,6 +2,7 @@ import Crypto
 import CryptoExtras
 import Foundation
 import LatchkeyTestSupport
+import Synchronization
 import Testing
 
 @testable import LatchkeyCore
@@ -143,5 +144,81 @@ struct ClientCredentialsTests {
             }
             #expect(server.transport.sent(to: "/token").isEmpty)
         }
+    }
+
+    // MARK: - DPoP
+
+    /// The public key (`jwk`'s `x`) of each DPoP proof sent to the token endpoint, `nil` for a
+    /// request without one.
+    func proofKeys(_ server: FakeAuthorizationServer) -> [String?] {
+        server.transport.sent(to: "/token").map { request in request.header("DPoP").flatMap(Self.publicKey(ofProof:)) }
+    }
+
+    static func publicKey(ofProof proof: String) -> String? {
+        (FakeAuthorizationServer.header(ofJWT: proof)?["jwk"] as? [String: Any])?["x"] as? String
+    }
+
+    @Test("with dpop, the grant carries a proof of the machine's key, kept in the vault and proved again by the next grant")
+    func boundMachine() async throws {
+        let path = try secretFile("s3cret", mode: 0o600)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var choices = ProtocolChoices(proofOfPossession: .always)
+        choices.grant = .clientCredentials
+        choices.clientSecretFile = path
+        let server = FakeAuthorizationServer(choices: choices)
+        server.transport.route("/token", json: #"{"access_token":"machine-1","token_type":"DPoP","expires_in":300}"#)
+        let service = server.service(keystore: InMemoryKeystore())
+        let (record, _) = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+        #expect(record.isProofBound && record.dpopKey != nil)
+        let renewed = try await service.refresh(AccountSelector(provider: "corp"))
+        #expect(renewed.dpopKey == record.dpopKey, "the same key from grant to grant")
+        let keys = proofKeys(server)
+        #expect(keys.count == 2 && keys[0] != nil && keys[0] == keys[1])
+        let proof = try service.proof(
+            for: renewed, token: renewed.accessToken, method: "GET", url: URL(string: "https://api.example/")!, nonce: nil)
+        #expect(Self.publicKey(ofProof: proof) == keys[0])
+    }
+
+    @Test("with dpop auto at a server that answers bearer, no key is kept and the account is not shown bound")
+    func unboundMachine() async throws {
+        let path = try secretFile("s3cret", mode: 0o600)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var choices = ProtocolChoices(proofOfPossession: .auto)
+        choices.grant = .clientCredentials
+        choices.clientSecretFile = path
+        let server = FakeAuthorizationServer(discovery: DPoPTests.advertisesES256, choices: choices)
+        server.transport.route("/token", json: #"{"access_token":"machine-1","token_type":"Bearer","expires_in":300}"#)
+        let (record, _) = try await server.service(keystore: InMemoryKeystore()).signIn(
+            provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+        #expect(proofKeys(server).first??.isEmpty == false, "the proof was sent")
+        #expect(!record.isProofBound && record.dpopKey == nil)
+    }
+
+    @Test("private_key_jwt with a DPoP nonce retry signs a new assertion for the second request rather than replaying its jti")
+    func nonceRetryNewAssertion() async throws {
+        let key = P256.Signing.PrivateKey()
+        let (server, path) = try keyServer(pem: key.pemRepresentation, keyID: nil)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let asked = Mutex(false)
+        server.transport.route("/token") { _ in
+            let first = asked.withLock { asked in
+                defer { asked = true }
+                return !asked
+            }
+            let body = first ? #"{"error":"use_dpop_nonce"}"# : #"{"access_token":"machine-1","token_type":"DPoP","expires_in":300}"#
+            var headers = [("Content-Type", "application/json")]
+            if first { headers.append(("DPoP-Nonce", "n-1")) }
+            return .success(HTTPResponse(status: first ? 400 : 200, headers: headers, body: Array(body.utf8)))
+        }
+        var provider = server.provider
+        guard case .oidc(var client) = provider.kind else { throw CancellationError() }
+        client.choices.proofOfPossession = .always
+        provider.kind = .oidc(client)
+        let (record, _) = try await server.service(keystore: InMemoryKeystore(), providers: [provider]).signIn(
+            provider: provider, interaction: ScriptedPerson { _, _ in .cancel })
+        #expect(record.isProofBound)
+        let sent = try assertions(server) { _, _ in true }
+        let ids = sent.compactMap { $0.claims["jti"] as? String }
+        #expect(ids.count == 2 && ids[0] != ids[1])
     }
 }

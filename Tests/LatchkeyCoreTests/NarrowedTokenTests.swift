@@ -42,11 +42,8 @@ struct NarrowedTokenTests {
         _ = try await service.refresh(AccountSelector(provider: "corp"))
     }
 
-    @Test("git-credential hands git the token narrowed to git_resource, not the account's, and the next get is answered from the vault")
-    func gitResource() async throws {
-        var choices = ProtocolChoices()
-        choices.gitResource = Self.api
-        let server = FakeAuthorizationServer(choices: choices)
+    /// Signed in at a provider mapping `git.corp.example` whose `git_resource` is `api`.
+    func signedInForGit(_ server: FakeAuthorizationServer) async throws -> (AccountService, InMemoryKeystore, GitCredentialRequest) {
         var provider = server.provider
         guard case .oidc(var client) = provider.kind else { throw CancellationError() }
         client.gitHosts = [GitHost(host: "git.corp.example")]
@@ -54,8 +51,20 @@ struct NarrowedTokenTests {
         let keystore = InMemoryKeystore()
         let service = server.service(keystore: keystore, providers: [provider])
         _ = try await service.signIn(provider: provider, interaction: ScriptedPerson { _, _ in .cancel })
+        return (service, keystore, GitCredentialRequest(scheme: "https", host: "git.corp.example"))
+    }
+
+    static var gitResourceChoices: ProtocolChoices {
+        var choices = ProtocolChoices()
+        choices.gitResource = api
+        return choices
+    }
+
+    @Test("git-credential hands git the token narrowed to git_resource, not the account's, and the next get is answered from the vault")
+    func gitResource() async throws {
+        let server = FakeAuthorizationServer(choices: Self.gitResourceChoices)
+        let (service, keystore, request) = try await signedInForGit(server)
         let own = try #require(try await keystore.records().first).accessToken
-        let request = GitCredentialRequest(scheme: "https", host: "git.corp.example")
         let credential = try #require(try await service.gitCredential(for: request, minimumLifetime: 60))
         let sent = try #require(server.transport.sent(to: "/token").last)
         #expect(sent.form["grant_type"] == "refresh_token" && sent.form["resource"] == Self.api)
@@ -64,6 +73,23 @@ struct NarrowedTokenTests {
         let count = server.transport.sent(to: "/token").count
         #expect(try await service.gitCredential(for: request, minimumLifetime: 60)?.password == credential.password)
         #expect(server.transport.sent(to: "/token").count == count)
+    }
+
+    @Test("git-credential --resource replaces git_resource, and --scope alone narrows the token for git_resource")
+    func gitCredentialOptionsWin() async throws {
+        let server = FakeAuthorizationServer(choices: Self.gitResourceChoices)
+        let (service, keystore, request) = try await signedInForGit(server)
+        let other = "https://other.example/"
+        let credential = try #require(
+            try await service.gitCredential(for: request, narrowing: TokenNarrowing(resource: other, scopes: []), minimumLifetime: 60))
+        let sent = try #require(server.transport.sent(to: "/token").last)
+        #expect(sent.form["resource"] == other && sent.form["scope"] == nil)
+        let scoped = try #require(
+            try await service.gitCredential(for: request, narrowing: TokenNarrowing(resource: nil, scopes: ["email"]), minimumLifetime: 60))
+        let second = try #require(server.transport.sent(to: "/token").last)
+        #expect(second.form["resource"] == Self.api && second.form["scope"] == "email")
+        let kept = try #require(try await keystore.records().first?.narrowedTokens)
+        #expect(kept.map(\.resource) == [other, Self.api] && kept.map(\.accessToken) == [credential.password, scoped.password])
     }
 
     @Test("an expired narrowed token is replaced, not added to, and other resources keep their own")
@@ -91,6 +117,44 @@ struct NarrowedTokenTests {
                 for: AccountSelector(provider: "corp"), TokenNarrowing(resource: nil, scopes: ["email", "admin"]), minimumLifetime: 60)
         }
         #expect(server.transport.sent(to: "/token").count == sent)
+    }
+
+    @Test("a resource the sign-in did not name is got by signing the same account in again naming it, last, with its login hint")
+    func signInAgainForResource() async throws {
+        var choices = ProtocolChoices()
+        choices.resources = [Self.api, "https://listed.example/"]
+        let server = FakeAuthorizationServer(choices: choices)
+        server.acceptOnlySignedInResources()
+        let (service, keystore) = try await signedIn(server)
+        let before = try #require(try await keystore.records().first)
+        let (token, _) = try await service.accessToken(
+            of: before, narrowing: TokenNarrowing(resource: Self.api, scopes: []), minimumLifetime: 60,
+            signingInWith: ScriptedPerson { _, _ in .cancel })
+        #expect(server.browser.urls.count == 2, "signed in again")
+        let url = try #require(server.browser.urls.last)
+        let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(query.filter { $0.name == "resource" }.map(\.value) == ["https://listed.example/", Self.api])
+        #expect(query.first { $0.name == "login_hint" }?.value == (before.displayName ?? before.subject))
+        let records = try await keystore.records()
+        #expect(records.count == 1 && records.first?.subject == before.subject)
+        #expect(records.first?.narrowedTokens?.map(\.accessToken) == [token] && records.first?.narrowedTokens?.first?.resource == Self.api)
+    }
+
+    @Test("with nobody to sign in, a resource the sign-in did not name fails naming the login command for it, and nothing changes")
+    func resourceNotSignedInWithoutPerson() async throws {
+        let server = FakeAuthorizationServer()
+        server.acceptOnlySignedInResources()
+        let (service, keystore) = try await signedIn(server)
+        let before = try await keystore.records()
+        let expected = NarrowingError.resourceNotSignedIn(Self.api, account: "alice@example.com", provider: "corp")
+        await #expect(throws: expected) {
+            try await service.accessToken(
+                of: try #require(before.first), narrowing: TokenNarrowing(resource: Self.api, scopes: []), minimumLifetime: 60,
+                signingInWith: nil)
+        }
+        #expect(expected.description.contains("`latchkey login corp:alice@example.com --resource https://api.example/v1/`"))
+        #expect(try await keystore.records() == before)
+        #expect(server.browser.urls.count == 1)
     }
 
     @Test("the provider file's resources go with the authorization request, pushed or in the URL")

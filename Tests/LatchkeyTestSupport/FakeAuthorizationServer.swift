@@ -22,8 +22,12 @@ public final class FakeAuthorizationServer: Sendable {
     struct State {
         var subject = "alice"
         var issuer: TestIssuer
-        /// code → (code_challenge, redirect_uri, nonce)
-        var codes: [String: (challenge: String, redirectURI: String, nonce: String?)] = [:]
+        /// code → (code_challenge, redirect_uri, nonce, the last `resource`)
+        var codes: [String: (challenge: String, redirectURI: String, nonce: String?, resource: String?)] = [:]
+        /// Like glewlwyd: a refresh may name only the resource the sign-in named last, else
+        /// `invalid_target`; `grantResource` is that of the current refresh token.
+        var onlySignedInResources = false
+        var grantResource: String?
         var refreshToken = "refresh-1"
         var issued = 0
         var revoked: [String] = []
@@ -113,6 +117,9 @@ public final class FakeAuthorizationServer: Sendable {
     /// From now on, DPoP proofs at the token endpoint must carry `nonce`.
     public func requireDPoPNonce(_ nonce: String) { state.withLock { $0.dpopNonce = nonce } }
     public var currentRefreshToken: String { state.withLock { $0.refreshToken } }
+    /// From now on, as glewlwyd: a refresh naming a resource other than the one the sign-in named
+    /// last is answered `invalid_target`.
+    public func acceptOnlySignedInResources() { state.withLock { $0.onlySignedInResources = true } }
     /// The `acr` and `auth_time` the next ID tokens carry.
     public func authenticate(acr: String?, at time: Date?) {
         state.withLock {
@@ -148,7 +155,7 @@ public final class FakeAuthorizationServer: Sendable {
         guard let redirect = query["redirect_uri"].flatMap(URLComponents.init(string:)), let state = query["state"] else { return nil }
         let code = "code-\(UUID().uuidString)"
         self.state.withLock {
-            $0.codes[code] = (query["code_challenge"] ?? "", query["redirect_uri"] ?? "", query["nonce"])
+            $0.codes[code] = (query["code_challenge"] ?? "", query["redirect_uri"] ?? "", query["nonce"], query["resource"])
         }
         let issuer = self.issuer.issuer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         return RedirectRequest(
@@ -186,9 +193,13 @@ public final class FakeAuthorizationServer: Sendable {
                 guard challenge == issued.challenge, form["redirect_uri"] == issued.redirectURI else {
                     return Self.json(#"{"error":"invalid_grant","error_description":"PKCE or redirect_uri mismatch"}"#, status: 400)
                 }
+                state.grantResource = issued.resource
                 return tokens(&state, clientID: clientID, nonce: issued.nonce, bound: proof != nil)
             case "refresh_token":
                 guard form["refresh_token"] == state.refreshToken else { return Self.json(#"{"error":"invalid_grant"}"#, status: 400) }
+                if state.onlySignedInResources, let resource = form["resource"], resource != state.grantResource {
+                    return Self.json(#"{"error":"invalid_target"}"#, status: 400)
+                }
                 return tokens(&state, clientID: clientID, nonce: nil, bound: proof != nil)
             default:
                 return Self.json(#"{"error":"unsupported_grant_type"}"#, status: 400)

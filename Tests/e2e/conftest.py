@@ -519,6 +519,16 @@ class Latchkey:
         assert token and token == token.strip(), f"token line is empty or padded\n{result}"
         return token
 
+    def git(self, *args: str, input: str, helper_options: tuple[str, ...] = (), env: dict | None = None) -> subprocess.CompletedProcess:
+        """A real git with `latchkey git-credential [helper_options]` as its only credential helper,
+        configured only by -c: no system or global file, no terminal prompt, no controlling terminal."""
+        env = self.env(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null", GIT_ASKPASS=None,
+                       SSH_ASKPASS=None, **(env or {}))
+        helper = " ".join([f"!{self.binary}", "git-credential", *helper_options])
+        return subprocess.run(["git", "-c", f"credential.helper={helper}", *args],
+                              input=input.encode(), env=env, cwd=self.root, capture_output=True, timeout=60,
+                              start_new_session=True)
+
     # ---- the person in the browser
 
     def ua_log_text(self, since: int = 0) -> str:

@@ -14,6 +14,8 @@ and a DPoP nonce in every proof.
 
 The instances are configured through glewlwyd's admin API by Tests/glewlwyd/run_glewlwyd.py.
 """
+import base64
+import hashlib
 import json
 import re
 import shutil
@@ -26,7 +28,8 @@ import pytest
 import requests
 
 from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
-from conftest import EX_OK, EX_PROVIDER_FILE, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr, jwt_parts, message
+from tui_support import tmux  # noqa: F401  (fixture)
+from conftest import EX_NO_ACCOUNT, EX_OK, EX_PROVIDER_FILE, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess, assert_clean_stderr, jwt_parts, message
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
 
@@ -94,7 +97,7 @@ def glewlwyd_current(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def glewlwyd_strict(tmp_path_factory):
-    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-strict"), free_ports(2), features=("par-required", "dpop-nonce")).wait_ready()
+    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-strict"), free_ports(2), features=("par-required", "dpop-nonce", "client-credentials")).wait_ready()
     yield server
     server.stop()
 
@@ -349,17 +352,68 @@ def test_git_credential_hands_git_the_token_for_git_resource_directly_and_throug
     assert through.code == EX_OK and through.stdout == git.stdout, through
 
 
-def test_a_resource_the_sign_in_did_not_name_is_refused_and_the_account_still_works(lk, glewlwyd_current):
+def test_git_credential_resource_option_wins_over_git_resource_for_a_real_git(lk, glewlwyd_current, agents):
+    # The sign-in names only the profile API, so git_resource (the mail API) would be refused
+    # with invalid_target at the refresh: the token git gets shows the option won.
+    api_mail, api_profile = glewlwyd_current.info["resources"]["email"][0], glewlwyd_current.info["resources"]["profile"][0]
+    add_glewlwyd(lk, glewlwyd_current, resources=[api_profile], git_hosts=["git.example.test"], git_resource=api_mail)
+    assert lk.login("g").code == EX_OK
+    ask = "url=https://git.example.test/group/repo.git\n\n"
+    filled = lk.git("credential", "fill", input=ask, helper_options=("--resource", api_profile, "--scope", "'openid profile'"))
+    assert filled.returncode == 0, filled
+    answer = dict(line.split("=", 1) for line in filled.stdout.decode().splitlines())
+    assert answer["username"] == "oauth2" and jwt_parts(answer["password"])[1]["aud"] == api_profile, answer
+    assert answer["password"] != lk.token("g")
+    # The agent narrows by the same rule: the same kept token, with no vault of the client's own.
+    agent = agents()
+    lk.run("lock")
+    through = lk.git("credential", "fill", input=ask, helper_options=("--resource", api_profile, "--scope", "'openid profile'"),
+                     env=agent_env(agent))
+    assert through.returncode == 0 and through.stdout == filled.stdout, through
+    # Without the options git_resource counts, and glewlwyd refuses it: git gets no password.
+    plain = lk.git("credential", "fill", input=ask)
+    assert plain.returncode != 0 and b"invalid_target" in plain.stderr, plain
+    # A bad option is refused before anything is asked, naming the option.
+    bad = lk.git("credential", "fill", input=ask, helper_options=("--resource", "not-a-uri"))
+    assert bad.returncode != 0 and b"--resource" in bad.stderr, bad
+
+
+def test_without_a_terminal_a_resource_the_sign_in_did_not_name_fails_naming_the_login_that_asks_for_it(lk, glewlwyd_current):
     api_mail, api_profile = glewlwyd_current.info["resources"]["email"][0], glewlwyd_current.info["resources"]["profile"][0]
     add_glewlwyd(lk, glewlwyd_current, resources=[api_mail])
     assert lk.login("g").code == EX_OK
     refused = lk.run("token", "g", "--resource", api_profile)
-    assert refused.code == EX_REJECTED and "invalid_target" in refused.stderr, refused
+    command = f"latchkey login g:alice@example.test --resource {api_profile}"
+    lines = refused.stderr.strip().splitlines()
+    assert refused.code == EX_NO_ACCOUNT and len(lines) == 1 and "invalid_target" in lines[0] and command in lines[0], refused
     assert refused.stdout == ""
     wider = lk.run("token", "g", "--scope", "openid admin")
     assert wider.code == EX_USAGE and "not granted admin" in wider.stderr, wider
+    # The account still works, and the command named signs in asking for the resource.
     lk.ok("refresh", "g")
     assert lk.token("g", "--resource", api_mail)
+    assert lk.login("g:alice@example.test", "--resource", api_profile).code == EX_OK
+    assert jwt_parts(lk.token("g", "--resource", api_profile))[1]["aud"] == api_profile
+    bad = lk.run("login", "g", "--resource", "relative/path")
+    assert bad.code == EX_USAGE and "--resource" in bad.stderr, bad
+
+
+def test_at_a_terminal_a_resource_the_sign_in_did_not_name_signs_the_same_account_in_again_for_it(tmux, lk, glewlwyd_current):
+    api_mail, api_profile = glewlwyd_current.info["resources"]["email"][0], glewlwyd_current.info["resources"]["profile"][0]
+    add_glewlwyd(lk, glewlwyd_current, resources=[api_mail])
+    assert lk.login("g").code == EX_OK
+    (before,) = lk.status()
+    out, rc = lk.root / "token.out", lk.root / "rc"
+    tmux.start(f"{LATCHKEY_BIN} token g --resource {api_profile} > {out}; echo $? > {rc}", lk.env(TERM="tmux-256color"))
+    tmux.wait_for(lambda _: rc.exists() and rc.stat().st_size > 0, timeout=60, what="the token")
+    assert rc.read_text().strip() == "0", tmux.capture(joined=True)
+    narrowed = out.read_text().strip()
+    assert jwt_parts(narrowed)[1]["aud"] == api_profile
+    assert "Signing in to" in tmux.capture(joined=True), "the sign-in's messages go to the terminal, not stdout"
+    (after,) = lk.status()
+    assert after["subject"] == before["subject"], "the same account, signed in again"
+    # Kept: the next call, without a terminal, is answered from the vault.
+    assert lk.token("g", "--resource", api_profile) == narrowed
 
 
 # --------------------------------------------------------------------------- step-up
@@ -452,3 +506,39 @@ def test_a_machine_identity_signs_in_with_private_key_jwt(lk, glewlwyd_current, 
     refused = lk.run("token", "ci")
     assert refused.code == EX_REJECTED and "token endpoint" in refused.stderr, refused
     assert refused.stdout == "" and "PRIVATE KEY" not in refused.stderr
+
+
+
+def jwk_thumbprint(jwk: dict) -> str:
+    """RFC 7638 SHA-256 thumbprint of an EC public key, base64url."""
+    canonical = json.dumps({k: jwk[k] for k in ("crv", "kty", "x", "y")}, separators=(",", ":"), sort_keys=True)
+    return base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).rstrip(b"=").decode()
+
+
+def test_a_machine_identity_with_dpop_gets_tokens_bound_to_one_machine_key_kept_from_grant_to_grant(lk, glewlwyd_current):
+    add_machine(lk, glewlwyd_current, glewlwyd_current.info["machine_client"]["secret_file"], dpop="always")
+    token = lk.token("ci")
+    bound = jwt_parts(token)[1].get("cnf", {}).get("jkt")
+    assert bound, "glewlwyd 2.7.5 binds client_credentials tokens to the proof's key"
+    (account,) = lk.status()
+    assert account["dpop"] is True, account
+    assert "DPoP-bound" in lk.ok("status").stdout
+    # latchkey proof signs with that very key.
+    proof = lk.ok("proof", "ci", "--method", "GET", "--url", f"{glewlwyd_current.issuer}/userinfo").stdout.strip()
+    header, claims = jwt_parts(proof)
+    assert jwk_thumbprint(header["jwk"]) == bound and "ath" in claims
+    # The next grant proves the same key: the machine's key stays in the vault.
+    lk.ok("refresh", "ci")
+    renewed = lk.token("ci")
+    assert renewed != token and jwt_parts(renewed)[1]["cnf"]["jkt"] == bound
+
+
+def test_a_machine_identity_with_private_key_jwt_answers_glewlwyds_dpop_nonce_request(lk, glewlwyd_strict):
+    # Nonces are required there, so this grant went through only with the retry. (glewlwyd checks
+    # the nonce before the assertion, so it would take the first assertion again; the new one
+    # latchkey signs for the retry is pinned by ClientCredentialsTests.)
+    client = glewlwyd_strict.info["machine_client"]
+    add_machine(lk, glewlwyd_strict, client_id=client["key_client_id"], private_key_file=client["key_file"], dpop="always")
+    token = lk.token("ci")
+    assert jwt_parts(token)[1]["cnf"]["jkt"], token
+    assert lk.status()[0]["dpop"] is True

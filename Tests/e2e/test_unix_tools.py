@@ -196,23 +196,15 @@ def test_a_bad_git_hosts_entry_is_a_provider_file_error(lk, idp_a):
     assert f"{path}:6: git_hosts:" in result.stdout + result.stderr, result
 
 
-def git(lk, *args: str, input: str) -> subprocess.CompletedProcess:
-    """A real git, configured only by -c: no system or global file, no terminal prompt."""
-    env = lk.env(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null", GIT_ASKPASS=None,
-                 SSH_ASKPASS=None)
-    return subprocess.run(["git", "-c", f"credential.helper=!{LATCHKEY_BIN} git-credential", *args],
-                          input=input.encode(), env=env, cwd=lk.root, capture_output=True, timeout=60)
-
-
 def test_git_credential_fill_gets_the_token_and_reject_keeps_the_account(lk, idp_a):
     signed_in(lk, idp_a, git_hosts=[GIT_HOST])
     token = lk.token("a")
-    filled = git(lk, "credential", "fill", input=f"url=https://{GIT_HOST}/group/repo.git\n\n")
+    filled = lk.git("credential", "fill", input=f"url=https://{GIT_HOST}/group/repo.git\n\n")
     assert filled.returncode == 0, filled
     answer = dict(line.split("=", 1) for line in filled.stdout.decode().splitlines())
     assert answer == {"protocol": "https", "host": GIT_HOST, "username": "oauth2", "password": token}
 
-    rejected = git(lk, "credential", "reject",
+    rejected = lk.git("credential", "reject",
                    input=f"url=https://{GIT_HOST}/group/repo.git\nusername=oauth2\npassword={token}\n\n")
     assert rejected.returncode == 0, rejected
     assert [a["provider"] for a in lk.status()] == ["a"]
@@ -221,7 +213,7 @@ def test_git_credential_fill_gets_the_token_and_reject_keeps_the_account(lk, idp
 
 def test_git_credential_fill_for_an_unmapped_host_gets_no_answer(lk, idp_a):
     signed_in(lk, idp_a, git_hosts=[GIT_HOST])
-    filled = git(lk, "credential", "fill", input="url=https://elsewhere.example.test/repo.git\n\n")
+    filled = lk.git("credential", "fill", input="url=https://elsewhere.example.test/repo.git\n\n")
     assert filled.returncode != 0, "with no helper answering and prompts off, git gives up"
     assert filled.stdout == b"", filled
     assert b"terminal prompts disabled" in filled.stderr, filled

@@ -7,9 +7,16 @@ public enum NarrowingError: LatchkeyError, Equatable {
     case scopesNotGranted([String], account: String, provider: String)
     /// A firebase provider has no refresh grant with resources or scopes.
     case notOAuth(provider: String)
+    /// The refresh grant for `resource` was answered `invalid_target` (RFC 8707 §2): servers such
+    /// as glewlwyd accept at refresh only a resource the sign-in named, so a sign-in naming it
+    /// is what can help.
+    case resourceNotSignedIn(String, account: String, provider: String)
 
     public var category: FailureCategory {
-        .usage
+        switch self {
+        case .scopesNotGranted, .notOAuth: return .usage
+        case .resourceNotSignedIn: return .notFound
+        }
     }
 
     public var description: String {
@@ -20,6 +27,9 @@ public enum NarrowingError: LatchkeyError, Equatable {
                 "\(TerminalText.sanitized(account, maxLength: 100)) at \(provider) was not granted \(names): --scope can only narrow the account's scopes; add them to scopes in the provider file and sign in again"
         case .notOAuth(let provider):
             return "\(provider) is a firebase provider: --resource and --scope need an OAuth provider's refresh grant"
+        case .resourceNotSignedIn(let resource, let account, let provider):
+            return
+                "\(provider) refused a token for \(TerminalText.sanitized(resource, maxLength: 200)) (invalid_target): it gives one only for a resource the sign-in asked for; sign in again for it with `\(RefreshError.login(provider, account, "--resource", resource))`. The account was kept."
         }
     }
 }
@@ -27,13 +37,29 @@ public enum NarrowingError: LatchkeyError, Equatable {
 extension AccountService {
     /// The access token a command hands on for `record`, an account it has just made valid: the
     /// account's own, or with `narrowing` one for that resource and those scopes, of that very
-    /// account (not whichever one its provider's name would select).
-    public func accessToken(of record: AccountRecord, narrowing: TokenNarrowing?, minimumLifetime: TimeInterval) async throws
-        -> Secret
-    {
-        guard let narrowing else { return record.accessToken }
+    /// account (not whichever one its provider's name would select). `interaction` signs the
+    /// account in again when only a sign-in naming the resource can give that token; the account
+    /// comes back as it then is (with a new DPoP key, say).
+    public func accessToken(
+        of record: AccountRecord, narrowing: TokenNarrowing?, minimumLifetime: TimeInterval,
+        signingInWith interaction: (any SignInInteraction)? = nil
+    ) async throws -> (token: Secret, record: AccountRecord) {
+        guard let narrowing else { return (record.accessToken, record) }
         let account = AccountSelector(provider: record.provider, account: record.subject)
-        return try await narrowedToken(for: account, narrowing, minimumLifetime: minimumLifetime).accessToken
+        do {
+            return (try await narrowedToken(for: account, narrowing, minimumLifetime: minimumLifetime).accessToken, record)
+        } catch {
+            try await signInAgain(account, because: error, interaction)
+            let token = try await narrowedToken(for: account, narrowing, minimumLifetime: minimumLifetime)
+            return (token.accessToken, try account.select(from: try await keystore.records()))
+        }
+    }
+
+    /// Signs the account in again naming the resource when `error` is `resourceNotSignedIn` and
+    /// someone is there to sign in; throws `error` otherwise.
+    private func signInAgain(_ selector: AccountSelector, because error: any Error, _ interaction: (any SignInInteraction)?) async throws {
+        guard case NarrowingError.resourceNotSignedIn(let resource, _, _) = error, let interaction else { throw error }
+        try await signInAgain(selector, naming: resource, interaction, timeout: .seconds(300))
     }
 
     /// An access token for `narrowing` valid for at least `minimumLifetime` seconds: the one kept
@@ -63,7 +89,14 @@ extension AccountService {
             let current = records[index]
             let kept = current.narrowedTokens?.first(where: narrowing.matches)
             if let kept, kept.isValid(at: engine.now(), margin: minimumLifetime) { return kept }
-            let (token, rotated) = try await engine.narrowedToken(current, narrowing, provider: oauth, metadata: metadata)
+            let token: NarrowedToken
+            let rotated: Secret?
+            do {
+                (token, rotated) = try await engine.narrowedToken(current, narrowing, provider: oauth, metadata: metadata)
+            } catch let error as TokenEndpointError {
+                guard error.isInvalidTarget, let resource = narrowing.resource else { throw error }
+                throw NarrowingError.resourceNotSignedIn(resource, account: current.label, provider: provider.name)
+            }
             records[index].refreshToken = rotated ?? current.refreshToken
             records[index].narrowedTokens = (current.narrowedTokens ?? []).filter { !narrowing.matches($0) } + [token]
             return token

@@ -64,25 +64,29 @@ extension AccountService {
                 }
                 throw error
             }
-            return try await signInAgain(selector, minimumLifetime: minimumLifetime, interaction, stepUp: stepUp, timeout: timeout)
+            try await signInAgain(selector, interaction, stepUp: stepUp, timeout: timeout)
+            // Chosen again by the selector: an account added for `PROVIDER:NAME` that is not NAME
+            // is stored, but its token is not handed out for NAME.
+            return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
         }
         guard let problem = stepUp.problem(with: record, at: engine.now()) else { return record }
         guard let interaction else { throw problem }
-        return try await signInAgain(selector, minimumLifetime: minimumLifetime, interaction, stepUp: stepUp, timeout: timeout)
+        try await signInAgain(selector, interaction, stepUp: stepUp, timeout: timeout)
+        return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
     }
 
-    private func signInAgain(
-        _ selector: AccountSelector, minimumLifetime: TimeInterval, _ interaction: any SignInInteraction, stepUp: StepUp,
+    /// Signs `selector`'s account in again as itself, or adds it when there is none; `resource`
+    /// is asked for as well as the provider file's `resources`.
+    func signInAgain(
+        _ selector: AccountSelector, naming resource: String? = nil, _ interaction: any SignInInteraction, stepUp: StepUp = StepUp(),
         timeout: Duration
-    ) async throws -> AccountRecord {
-        let provider = try catalog.provider(named: selector.provider)
+    ) async throws {
+        let named = try catalog.provider(named: selector.provider)
+        let provider = resource.flatMap { named.naming(resources: [$0]) } ?? named
         let records = try await keystore.records()
         let meant = here?.selector(selector, among: records) ?? selector
         // The account that is there but cannot be refreshed is the one signed in again.
         let existing = (try? meant.index(in: records)).map { AccountSelector(provider: provider.name, account: records[$0].subject) }
         _ = try await signIn(provider: provider, account: existing, interaction: interaction, stepUp: stepUp, timeout: timeout)
-        // Chosen again by the selector: an account added for `PROVIDER:NAME` that is not NAME
-        // is stored, but its token is not handed out for NAME.
-        return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
     }
 }

@@ -87,7 +87,9 @@ public struct AccountService: Sendable {
 
     /// A machine identity's sign-in (`grant = "client_credentials"`): no person, no browser.
     func signInAsClient(_ provider: OAuthProvider) async throws -> (AccountRecord, SignInOutcome) {
-        let record = try await engine.clientCredentials(provider: provider, metadata: try await engine.metadata(for: provider))
+        let existing = try await keystore.records().first { $0.provider == provider.name && $0.subject == provider.clientID }
+        let record = try await engine.clientCredentials(
+            provider: provider, metadata: try await engine.metadata(for: provider), replacing: existing)
         return (record, try await store(record))
     }
 
@@ -170,7 +172,7 @@ public struct AccountService: Sendable {
             let oauth = OAuthProvider(provider, client: client)
             let metadata = try await engine.metadata(for: oauth)
             if client.choices.grant == .clientCredentials {
-                var renewed = try await engine.clientCredentials(provider: oauth, metadata: metadata)
+                var renewed = try await engine.clientCredentials(provider: oauth, metadata: metadata, replacing: record)
                 renewed.createdAt = record.createdAt
                 renewed.isDefault = record.isDefault
                 return renewed

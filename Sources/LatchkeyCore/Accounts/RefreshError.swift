@@ -28,10 +28,15 @@ public enum RefreshError: LatchkeyError, Equatable {
         }
     }
 
-    /// The command that signs this one account in again, quoted for a shell when it needs it.
-    static func login(_ provider: String, _ account: String) -> String {
-        let selector = TerminalText.sanitized(provider + ":" + account, maxLength: 200)
-        let plain = selector.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "@._:+-".contains($0)) }
-        return "latchkey login " + (plain ? selector : "'" + selector.replacingOccurrences(of: "'", with: "'\\''") + "'")
+    /// The command that signs this one account in again, with `arguments` after it, each word
+    /// quoted for a shell when it needs it.
+    static func login(_ provider: String, _ account: String, _ arguments: String...) -> String {
+        let words = ([provider + ":" + account] + arguments).map { TerminalText.sanitized($0, maxLength: 200) }
+        return (["latchkey", "login"] + words.map(shellWord)).joined(separator: " ")
+    }
+
+    private static func shellWord(_ word: String) -> String {
+        let plain = word.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "@._:+-/=,".contains($0)) }
+        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

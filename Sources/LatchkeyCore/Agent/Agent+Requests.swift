@@ -34,8 +34,8 @@ extension Agent {
             let lifetime = request.minimumLifetime ?? Self.refreshWindow
             guard lifetime >= 0 else { throw AgentError.malformedRequest(reason: "min_ttl must not be negative") }
             return try await release(
-                AccountSelector(parsing: selector), minimumLifetime: lifetime, tokens: request.tokens ?? .access, for: request,
-                on: connection)
+                AccountSelector(parsing: selector), minimumLifetime: lifetime, tokens: request.tokens ?? .access,
+                narrowing: request.narrowing, for: request, on: connection)
         case .gitCredential:
             return try await gitCredential(request, on: connection)
         case .registryCredential:
@@ -58,10 +58,11 @@ extension Agent {
 
     /// A token of `selector`'s account for the client on `connection`, if it may have one:
     /// a forwarded client only an account marked `forward = true`, and an account marked
-    /// `confirm = true` only once a person agreed. Refreshed first when needed, and logged.
+    /// `confirm = true` only once a person agreed. Refreshed first when needed, and logged. With
+    /// `narrowing`, the access token is that account's for that resource and those scopes.
     private func release(
-        _ selector: AccountSelector, minimumLifetime: Int, tokens: AgentRequest.Tokens, for request: AgentRequest,
-        on connection: AgentConnection
+        _ selector: AccountSelector, minimumLifetime: Int, tokens: AgentRequest.Tokens, narrowing: TokenNarrowing? = nil,
+        for request: AgentRequest, on connection: AgentConnection
     ) async throws -> AgentAnswer {
         let settings = settings()
         let forwarded = connection.kind == .forwarded
@@ -119,7 +120,7 @@ extension Agent {
         var answer = AgentAnswer(ok: true)
         answer.provider = fresh.provider
         answer.account = fresh.label
-        if let narrowing = request.narrowing {
+        if let narrowing {
             guard tokens == .access else { throw AgentError.malformedRequest(reason: "resource and scope ask for an access token") }
             let narrowed = try await service.narrowedToken(
                 for: AccountSelector(provider: fresh.provider, account: fresh.subject), narrowing,
@@ -146,15 +147,8 @@ extension Agent {
         guard let provider = try parsed.provider(in: settings().catalog.providers) else { return AgentAnswer(ok: true) }
         var answer = try await release(
             AccountSelector(provider: provider.name), minimumLifetime: request.minimumLifetime ?? Self.refreshWindow, tokens: .access,
-            for: request, on: connection)
-        if var token = answer.accessToken {
-            if let resource = provider.gitResource {
-                let service = service(settings(), workingDirectory: connection.kind == .forwarded ? nil : request.workingDirectory)
-                token = try await service.narrowedToken(
-                    for: AccountSelector(provider: provider.name), TokenNarrowing(resource: resource, scopes: []),
-                    minimumLifetime: TimeInterval(request.minimumLifetime ?? Self.refreshWindow)
-                ).accessToken
-            }
+            narrowing: AccountService.gitNarrowing(request.narrowing, for: provider), for: request, on: connection)
+        if let token = answer.accessToken {
             answer.credential = Secret(GitCredential(username: provider.gitUsername, password: token).exposedAnswer)
             answer.accessToken = nil
         }

@@ -7,19 +7,39 @@ public import LatchkeyVault
 /// by the same grant, since there is no refresh token.
 extension OAuthEngine {
     /// The client's account: a token from the client credentials grant, the client ID as its
-    /// subject and name.
-    public func clientCredentials(provider: OAuthProvider, metadata: ServerMetadata) async throws -> AccountRecord {
-        var form = [("grant_type", "client_credentials")]
-        form += try machineAuthentication(provider, tokenEndpoint: metadata.tokenEndpoint)
+    /// subject and name. When the provider binds tokens (`dpop`), the request carries a DPoP proof
+    /// (RFC 9449 §5) made with the machine's key: `existing`'s, the account this grant renews.
+    public func clientCredentials(provider: OAuthProvider, metadata: ServerMetadata, replacing existing: AccountRecord? = nil)
+        async throws -> AccountRecord
+    {
         let scopes = provider.scopes.filter { $0 != "openid" }
-        if !scopes.isEmpty { form.append(("scope", scopes.joined(separator: " "))) }
-        let tokens = try await tokenRequest(metadata.tokenEndpoint, form)
+        let key = try machineKey(provider, metadata: metadata, existing: existing)
+        // Built for each request sent: a client assertion is single-use, so a DPoP nonce retry signs a new one.
+        let tokens = try await tokenRequest(metadata.tokenEndpoint, proofKey: key) {
+            var form = [("grant_type", "client_credentials")]
+            form += try machineAuthentication(provider, tokenEndpoint: metadata.tokenEndpoint)
+            if !scopes.isEmpty { form.append(("scope", scopes.joined(separator: " "))) }
+            return form
+        }
         let time = now()
-        return AccountRecord(
+        var record = AccountRecord(
             provider: provider.name, issuer: provider.issuer ?? metadata.tokenEndpoint.absoluteString, subject: provider.clientID,
             displayName: provider.clientID, accessToken: tokens.accessToken, tokenType: tokens.tokenType, refreshToken: nil,
             idToken: nil, expiresAt: tokens.expiresIn.map { time.addingTimeInterval(TimeInterval($0)) },
             scopes: tokens.scope.map { $0.split(separator: " ").map(String.init) } ?? scopes, createdAt: time, updatedAt: time)
+        // Kept only with a token the server bound: there is no refresh token a proof could have
+        // bound, and a bearer token shown as DPoP-bound would be sent with the wrong scheme.
+        if tokens.tokenType.lowercased() == "dpop" { record.dpopKey = key?.stored }
+        return record
+    }
+
+    /// The machine's DPoP key when the provider binds tokens (`dpop`, as for a person's sign-in):
+    /// the one its account already holds, so the key stays the same from grant to grant, else a
+    /// new one.
+    private func machineKey(_ provider: OAuthProvider, metadata: ServerMetadata, existing: AccountRecord?) throws -> DPoPKey? {
+        guard try provider.choices.bindsTokens(metadata, provider: provider.name) else { return nil }
+        if let stored = existing?.dpopKey { return try DPoPKey(stored: stored) }
+        return DPoPKey()
     }
 
     /// The client's authentication fields, from its files read now (a rotated secret or key needs

@@ -263,9 +263,15 @@ public struct OAuthEngine: Sendable {
     /// answer with a `DPoP-Nonce` is retried once with that nonce and a new proof (RFC 9449 §8),
     /// and a second one is the error.
     func tokenRequest(_ endpoint: URL, _ form: [(String, String)], proofKey: DPoPKey? = nil) async throws -> TokenResponse {
+        try await tokenRequest(endpoint, proofKey: proofKey) { form }
+    }
+
+    /// `tokenRequest(_:_:proofKey:)` with the form built anew for each request sent, for forms
+    /// holding something single-use (a client assertion, RFC 7523 §3).
+    func tokenRequest(_ endpoint: URL, proofKey: DPoPKey?, form: () throws -> [(String, String)]) async throws -> TokenResponse {
         func send(nonce: String?) async throws -> HTTPResponse {
             let proof = proofKey.map { [("DPoP", $0.proof(method: "POST", url: endpoint, at: now(), nonce: nonce))] } ?? []
-            return try await transport.send(.form(endpoint, form, headers: proof))
+            return try await transport.send(.form(endpoint, try form(), headers: proof))
         }
         var response = try await send(nonce: nil)
         if proofKey != nil, let nonce = DPoPNonce.requested(by: response) {

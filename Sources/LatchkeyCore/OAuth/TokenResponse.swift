@@ -151,6 +151,12 @@ public enum TokenEndpointError: LatchkeyError, Equatable {
         return false
     }
 
+    /// `invalid_target` (RFC 8707 §2): the server will not give a token for the resource asked.
+    public var isInvalidTarget: Bool {
+        if case .oauth(_, let error) = self { return error.error == "invalid_target" }
+        return false
+    }
+
     public var description: String {
         switch self {
         case .oauth(let endpoint, let error): return "the \(endpoint) answered with an error: \(error)"

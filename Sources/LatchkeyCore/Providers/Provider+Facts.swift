@@ -71,6 +71,24 @@ extension Provider {
         }
     }
 
+    /// This provider with `extra` asked for at sign-in too (`login --resource`, or a sign-in again
+    /// for a `--resource`), after the file's `resources` and moved last when listed there:
+    /// glewlwyd heeds only the last one. `nil` for a firebase provider, which has no resources.
+    public func naming(resources extra: [String]) -> Provider? {
+        func naming(_ client: OAuthClient) -> OAuthClient {
+            var client = client
+            client.choices.resources = client.choices.resources.filter { !extra.contains($0) } + extra
+            return client
+        }
+        var provider = self
+        switch kind {
+        case .oidc(let client): provider.kind = .oidc(naming(client))
+        case .oauth2(let client): provider.kind = .oauth2(naming(client))
+        case .firebase: return nil
+        }
+        return provider
+    }
+
     /// `registry_hosts`: the container registries `docker-credential-latchkey` answers for.
     public var registryHosts: [GitHost] {
         switch kind {

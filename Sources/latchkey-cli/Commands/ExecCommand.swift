@@ -50,11 +50,11 @@ struct ExecCommand: AsyncParsableCommand {
                 if idToken, let id = answer.idToken { environment[Self.idTokenVariable] = id.exposedValue }
             } else {
                 let service = context.service
-                let record = try await service.validRecord(
-                    for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
-                    signingInWith: CommandLineInteraction.atTerminal())
-                let accessToken = try await service.accessToken(
-                    of: record, narrowing: narrowing.narrowing, minimumLifetime: minimumLifetime.interval)
+                let interaction = CommandLineInteraction.atTerminal()
+                let valid = try await service.validRecord(
+                    for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval, signingInWith: interaction)
+                let (accessToken, record) = try await service.accessToken(
+                    of: valid, narrowing: narrowing.narrowing, minimumLifetime: minimumLifetime.interval, signingInWith: interaction)
                 environment[Self.accessTokenVariable] = accessToken.exposedValue
                 environment[Self.tokenTypeVariable] = record.isProofBound ? "DPoP" : "Bearer"
                 environment[Self.accountVariable] = AccountSelector(provider: record.provider, account: record.subject).description

@@ -10,13 +10,14 @@ struct GitCredentialCommand: AsyncParsableCommand {
         commandName: "git-credential",
         abstract: "A git credential helper: answers get with an access token for the hosts in the providers' git_hosts.",
         discussion:
-            "Use it with git config --global credential.helper '!latchkey git-credential'. Hosts no provider maps, and protocols other than https, get no answer, so git asks its other helpers. store and erase do nothing: the account stays signed in."
+            "Use it with git config --global credential.helper '!latchkey git-credential'. Hosts no provider maps, and protocols other than https, get no answer, so git asks its other helpers. store and erase do nothing: the account stays signed in. --resource replaces the provider's git_resource, and --scope narrows the token, as for token; with either, the vault is read here rather than through the agent."
     )
 
     @Argument(
         help: "The operation git asks for: get, store or erase (any other is ignored, as gitcredentials(7) asks).",
         completion: .list(["get", "store", "erase"]))
     var operation: String
+    @OptionGroup var narrowing: NarrowingOptions
     @OptionGroup var minimumLifetime: MinimumLifetimeOptions
 
     @OptionGroup var options: KeystoreOptions
@@ -29,14 +30,14 @@ struct GitCredentialCommand: AsyncParsableCommand {
             guard operation == "get" else { return }
             let context = options.context()
             let asked = AgentRequest(
-                .gitCredential, minimumLifetime: minimumLifetime.seconds, workingDirectory: FileManager.default.currentDirectoryPath,
-                git: request, client: .current())
+                .gitCredential, minimumLifetime: minimumLifetime.seconds, narrowing: narrowing.narrowing,
+                workingDirectory: FileManager.default.currentDirectoryPath, git: request, client: .current())
             if let answer = try ThroughAgent.ask(asked, context: context) {
                 if let credential = answer.credential { FileHandle.standardOutput.write(Data(credential.exposedValue.utf8)) }
                 return
             }
             let credential = try await context.service.gitCredential(
-                for: try GitCredentialRequest(parsing: request), minimumLifetime: minimumLifetime.interval,
+                for: try GitCredentialRequest(parsing: request), narrowing: narrowing.narrowing, minimumLifetime: minimumLifetime.interval,
                 signingInWith: CommandLineInteraction.atTerminal())
             if let credential { FileHandle.standardOutput.write(Data(credential.exposedAnswer.utf8)) }
         }

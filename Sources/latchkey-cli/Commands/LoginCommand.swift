@@ -17,6 +17,11 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: "Firebase providers: after signing in, enroll this phone (E.164, such as +15555550100) as a second factor.")
     var enrollPhone: String?
     @Option(help: "The label of the phone given with --enroll-phone.") var phoneName: String?
+    @Option(
+        help:
+            "Also ask for this API (RFC 8707 resource indicator) at this sign-in, after the provider file's resources, so that token --resource can name it (repeatable)."
+    )
+    var resource: [String] = []
 
     @OptionGroup var stepUp: StepUpOptions
     @OptionGroup var options: KeystoreOptions
@@ -24,13 +29,19 @@ struct LoginCommand: AsyncParsableCommand {
     func validate() throws {
         if paste && device { throw ValidationError("--paste and --device cannot be combined") }
         if timeout <= 0 { throw ValidationError("--timeout must be positive") }
+        for resource in resource {
+            if let problem = ResourceIndicator.problem(resource) { throw ValidationError("--resource: \(problem)") }
+        }
     }
 
     func run() async throws {
         try await Failure.reporting {
             let context = options.context()
             let selector = AccountSelector(parsing: self.provider)
-            let provider = try context.catalog.provider(named: selector.provider)
+            let named = try context.catalog.provider(named: selector.provider)
+            guard let provider = resource.isEmpty ? named : named.naming(resources: resource) else {
+                throw ValidationError("--resource is only for kind = \"oidc\" and \"oauth2\" providers")
+            }
             if enrollPhone != nil && !provider.enrollsPhones {
                 throw ValidationError("--enroll-phone is only for kind = \"firebase\" providers")
             }

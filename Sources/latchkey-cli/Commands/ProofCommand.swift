@@ -38,10 +38,11 @@ struct ProofCommand: AsyncParsableCommand {
     func run() async throws {
         try await Failure.reporting {
             let service = options.context().service
-            let record = try await service.validRecord(
-                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
-                signingInWith: CommandLineInteraction.atTerminal())
-            let token = try await service.accessToken(of: record, narrowing: narrowing.narrowing, minimumLifetime: minimumLifetime.interval)
+            let interaction = CommandLineInteraction.atTerminal()
+            let valid = try await service.validRecord(
+                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval, signingInWith: interaction)
+            let (token, record) = try await service.accessToken(
+                of: valid, narrowing: narrowing.narrowing, minimumLifetime: minimumLifetime.interval, signingInWith: interaction)
             let proof = try service.proof(for: record, token: token, method: method, url: URL(string: url)!, nonce: nonce)
             Output.token(Secret(proof))
         }

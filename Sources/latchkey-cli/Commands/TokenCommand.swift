@@ -36,11 +36,15 @@ struct TokenCommand: AsyncParsableCommand {
                 }
             }
             let service = context.service
+            let terminal = CommandLineInteraction.atTerminal()
             let record = try await service.validRecord(
-                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
-                signingInWith: CommandLineInteraction.atTerminal(), stepUp: stepUp.stepUp)
+                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval, signingInWith: terminal,
+                stepUp: stepUp.stepUp)
             if let narrowing = narrowing.narrowing {
-                Output.token(try await service.accessToken(of: record, narrowing: narrowing, minimumLifetime: minimumLifetime.interval))
+                Output.token(
+                    try await service.accessToken(
+                        of: record, narrowing: narrowing, minimumLifetime: minimumLifetime.interval, signingInWith: terminal
+                    ).token)
             } else {
                 Output.token(try service.token(of: record, idToken: idToken))
             }
