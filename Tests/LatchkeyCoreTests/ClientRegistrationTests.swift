@@ -114,6 +114,19 @@ struct ClientRegistrationTests {
         #expect(try await keystore.registeredClients().isEmpty && server.browser.urls.isEmpty)
     }
 
+    @Test("a registration endpoint answering 401 without a body is named as wanting an initial access token")
+    func initialAccessTokenWanted() async throws {
+        let (server, provider) = Self.server()
+        server.transport.route("/register") { _ in .success(HTTPResponse(status: 401, body: [])) }
+        do {
+            _ = try await signIn(server, provider, keystore: InMemoryKeystore())
+            Issue.record("a refused registration was used")
+        } catch let error as TokenEndpointError {
+            #expect(error.description.contains("registration endpoint") && error.description.contains("initial access token"))
+        }
+        #expect(server.browser.urls.isEmpty)
+    }
+
     @Test("a server without a registration_endpoint is named as such before anything is sent to it")
     func noEndpoint() async throws {
         let (server, provider) = Self.server(discovery: #""scopes_supported":["openid"]"#)

@@ -22,9 +22,11 @@ struct ClientRegistrationResponse {
     static func parse(_ response: HTTPResponse) throws(TokenEndpointError) -> ClientRegistrationResponse {
         if let error = OAuthErrorResponse(body: response.body) { throw .oauth(endpoint: endpoint, error) }
         guard response.status == 201 || response.status == 200 else {
-            throw .malformed(
-                endpoint: endpoint,
-                reason: "HTTP \(response.status) without an OAuth error (the server refused to register a client without saying why)")
+            let why =
+                [401, 403].contains(response.status)
+                ? "the server lets only holders of an initial access token register (RFC 7591 §3), which Latchkey does not have; register a client by hand and set client_id in the provider file"
+                : "the server refused to register a client without saying why"
+            throw .malformed(endpoint: endpoint, reason: "HTTP \(response.status) without an OAuth error: \(why)")
         }
         guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(response.body)) else {
             throw .malformed(endpoint: endpoint, reason: "the body is not a JSON object")
