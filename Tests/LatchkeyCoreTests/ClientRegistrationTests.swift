@@ -177,6 +177,36 @@ struct ClientRegistrationTests {
         #expect(server.transport.sent.count == sent)
     }
 
+    @Test("the flow registers after discovery and before the listener is bound; a device sign-in is refused there")
+    func flowOrder() throws {
+        let (server, provider) = Self.server()
+        let metadata = ServerMetadata(
+            issuer: server.issuer.issuer, authorizationEndpoint: URL(string: "https://corp.example/authorize")!,
+            tokenEndpoint: URL(string: "https://corp.example/token")!, jwksURI: URL(string: "https://corp.example/jwks"))
+        var flow = SignInFlow(provider: provider, mode: .loopback)
+        guard case .openKeystore = flow.start(), case .fetchMetadata = flow.handle(.keystoreOpened),
+            case .registerClient(let registering, _) = flow.handle(.metadataFetched(metadata))
+        else {
+            Issue.record("no registration after discovery")
+            return
+        }
+        #expect(registering.clientID.isEmpty)
+        guard case .bindListener(let bound) = flow.handle(.clientRegistered(clientID: "registered-9")) else {
+            Issue.record("no listener after the registration")
+            return
+        }
+        #expect(bound.clientID == "registered-9")
+
+        var device = SignInFlow(provider: provider, mode: .device)
+        _ = device.start()
+        _ = device.handle(.keystoreOpened)
+        guard case .failed(let error) = device.handle(.metadataFetched(metadata)) else {
+            Issue.record("a device sign-in went on without a client")
+            return
+        }
+        #expect(error as? ClientRegistrationError == .deviceNotRegistered(provider: "corp"))
+    }
+
     @Test("the provider file's registration key: dynamic without client_id, and what it cannot go with")
     func providerFile() throws {
         let base = "display_name = \"Corp\"\nkind = \"oidc\"\nissuer = \"https://corp.example\"\n"

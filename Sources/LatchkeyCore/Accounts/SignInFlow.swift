@@ -23,7 +23,8 @@ public struct SignInFlow: Sendable {
         case chooseRedirectMode(OAuthProvider)
         /// Discovery, or the file's endpoints. → `metadataFetched`
         case fetchMetadata(OAuthProvider)
-        /// The client ID Latchkey registered at `provider` (RFC 7591): the vault's, or a new registration.
+        /// The client ID Latchkey registered at `provider` (RFC 7591): the vault's, or a new
+        /// registration. → `clientRegistered`
         case registerClient(OAuthProvider, ServerMetadata)
         /// Bind a loopback listener. → `listenerBound`
         case bindListener(OAuthProvider)
