@@ -1,25 +1,25 @@
-import Foundation
-import LatchkeyVault
+public import Foundation
+public import LatchkeyVault
 
 /// The registration endpoint's answer (RFC 7591 §3.2.1) as far as Latchkey uses it, with what
 /// says whether the server registered the public client it was asked for.
-struct ClientRegistrationResponse {
+public struct ClientRegistrationResponse: Sendable {
     /// `client_id`
-    var clientID: String
+    public var clientID: String
     /// `registration_access_token` (RFC 7592 §3)
-    var registrationAccessToken: Secret?
+    public var registrationAccessToken: Secret?
     /// `registration_client_uri` (RFC 7592 §3)
-    var registrationClientURI: URL?
+    public var registrationClientURI: URL?
     /// `token_endpoint_auth_method` as registered, when the server says.
-    var tokenEndpointAuthMethod: String?
+    public var tokenEndpointAuthMethod: String?
     /// Whether a `client_secret` came back: a public client has none.
-    var hasClientSecret: Bool
+    public var hasClientSecret: Bool
 
     static let endpoint = "registration endpoint"
 
     /// 201 (RFC 7591 §3.2.1; glewlwyd answers 200) with a `client_id`; an error body
     /// (§3.2.2, the shape of RFC 6749 §5.2) is the server's refusal.
-    static func parse(_ response: HTTPResponse) throws(TokenEndpointError) -> ClientRegistrationResponse {
+    public static func parse(_ response: HTTPResponse) throws(TokenEndpointError) -> ClientRegistrationResponse {
         if let error = OAuthErrorResponse(body: response.body) { throw .oauth(endpoint: endpoint, error) }
         guard response.status == 201 || response.status == 200 else {
             let why =
@@ -50,7 +50,7 @@ struct ClientRegistrationResponse {
     }
 
     /// What the answer itself shows the server got wrong about a public client, if anything.
-    var confidentialityProblem: String? {
+    public var confidentialityProblem: String? {
         if let method = tokenEndpointAuthMethod, method != "none" {
             return
                 "it registered token_endpoint_auth_method \"\(TerminalText.sanitized(method, maxLength: 40))\" although \"none\" (a public client) was asked for"
