@@ -162,6 +162,9 @@ final class EffectRunner {
         case .addProvider(let draft):
             spawn { [service, environment] inbox in
                 let directories = ProviderCatalog.searchDirectories(environment: environment)
+                var draft = draft
+                // As `providers add` does; a discovery that fails leaves the file asking for a client_id.
+                if case .success(true) = await draft.offersRegistration(engine: service.engine) { draft.registersDynamically = true }
                 do {
                     let file = try ProviderPresets(environment: environment).write(draft, into: directories[0], alongside: directories)
                     let catalog = service.reloadCatalog()

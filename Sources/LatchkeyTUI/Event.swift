@@ -53,6 +53,8 @@ public enum SignInProgress: Sendable, Equatable {
     case deviceCode(DeviceCode)
     /// Paste mode: the core waits for the final redirect URL (answered with `PromptAnswer.redirectURL`).
     case pasteRequested(url: URL, redirectURI: String)
+    /// Registering Latchkey at `provider` took a second try; `problem` says what the server got wrong.
+    case clientRegistrationCorrected(provider: String, problem: String)
     /// The first factor is a sign-in at the OpenID provider `provider` (`first_factor = "provider:NAME"`).
     case federatedSignInStarted(provider: String)
     /// That sign-in passed; its ID token goes to the firebase provider next.

@@ -50,6 +50,10 @@ public struct ScreenInteraction: SignInInteraction {
                     interval: authorization.interval, clientID: provider.clientID)))
     }
 
+    public func clientRegistrationCorrected(at provider: OAuthProvider, problem: String) async {
+        post(.clientRegistrationCorrected(provider: provider.displayName, problem: problem))
+    }
+
     // MARK: - Firebase first factor
 
     public func federatedSignInStarted(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async {

@@ -167,6 +167,8 @@ public struct SignInScreen: Sendable, Equatable {
         case .pasteRequested(let url, let redirectURI):
             step = .paste(url: url, redirectURI: redirectURI, submitted: false)
             fields = [TextEntry()]
+        case .clientRegistrationCorrected(let provider, let problem):
+            step = .working("Registering Latchkey at \(provider): \(problem).")
         case .federatedSignInStarted(let provider):
             firstFactor = provider
             keepsFailure = true

@@ -246,4 +246,10 @@ struct LockedKeystore: Keystore {
     ) async throws -> Result {
         throw KeystoreError.locked("a test vault")
     }
+    func registeredClients() async throws(KeystoreError) -> [RegisteredClient] { throw .locked("a test vault") }
+    func updateRegisteredClients<Result: Sendable>(
+        isolation: isolated (any Actor)?, _ body: (inout [RegisteredClient]) async throws -> Result
+    ) async throws -> Result {
+        throw KeystoreError.locked("a test vault")
+    }
 }

@@ -90,6 +90,37 @@ struct VaultKeystoreTests {
         #expect(try await Self.vault(path).records().map(\.subject) == [AccountRecord.testing().subject])
     }
 
+    // MARK: - Registered clients
+
+    static let registered = RegisteredClient(
+        provider: "corp", registrationEndpoint: "https://corp.example/register",
+        redirectURIs: ["http://127.0.0.1:38100/oauth2redirect/corp"],
+        clientID: "client-7a1", registrationAccessToken: Secret("fake-registration-token-5e2"),
+        registrationClientURI: "https://corp.example/register/client-7a1", registeredAt: Date(timeIntervalSince1970: 1_750_000_000))
+
+    @Test("a registered client is kept beside the accounts: changing either keeps the other, and its token is encrypted")
+    func registeredClientsBesideAccounts() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try await Self.populatedVault(in: directory)
+        try await Self.vault(path).updateRegisteredClients { $0.append(Self.registered) }
+        try await Self.vault(path).update { $0.append(.testing(subject: "second")) }
+        #expect(try await Self.vault(path).registeredClients() == [Self.registered])
+        try await Self.vault(path).updateRegisteredClients { $0[0].clientID = "client-8b2" }
+        #expect(try await Self.vault(path).records().count == 2)
+        #expect(try await Self.vault(path).registeredClient(for: "corp")?.clientID == "client-8b2")
+        #expect(!Self.contains(try Self.fileBytes(path), "fake-registration-token-5e2"))
+    }
+
+    @Test("a vault written before registered clients were kept reads as having none, and its accounts as before")
+    func vaultWithoutClients() throws {
+        let before = Array(#"{"accounts":[]}"#.utf8)
+        #expect(try VaultContents.decodeClients(before).isEmpty)
+        let written = try VaultContents.encode([.testing()])
+        #expect(!Self.contains(written, "clients"), "a vault without registered clients is written as before")
+        #expect(try VaultContents.decode(try VaultContents.encode([.testing()], clients: [Self.registered])) == [.testing()])
+    }
+
     @Test("the vault file never holds a token, subject or name in plaintext")
     func noPlaintext() async throws {
         let directory = try TemporaryDirectory()

@@ -43,6 +43,24 @@ public final class FakeAuthorizationServer: Sendable {
         /// `acr` and `auth_time` for the ID tokens it issues from now on (OIDC Core §2).
         var acr: String?
         var authTime: Date?
+        /// Clients registered at `/register` (RFC 7591): client ID → whether it is confidential,
+        /// and its registration access token.
+        var registered: [String: (confidential: Bool, token: String)] = [:]
+        /// The bodies sent to `/register`.
+        var registrationRequests: [[UInt8]] = []
+        var deletedRegistrations: [String] = []
+        var registration = Registration.publicClients
+    }
+
+    /// How `/register` treats a request for a public client.
+    public enum Registration: Sendable {
+        case publicClients
+        /// glewlwyd's way: confidential unless `client_confidential: false` comes too.
+        case confidentialUnlessAsserted
+        /// Confidential whatever is asked.
+        case alwaysConfidential
+        /// Refused with an RFC 7591 §3.2.2 error.
+        case refused
     }
 
     private let state: Mutex<State>
@@ -83,6 +101,13 @@ public final class FakeAuthorizationServer: Sendable {
                     }))
         }
         transport.route("/token") { [self] request in .success(token(request)) }
+        transport.route("/register") { [self] request in .success(register(request)) }
+        // Routes cannot be added while a request is answered, so the first few clients' are here.
+        for number in 1...4 {
+            transport.route("/register/registered-\(number)") { [self] request in
+                .success(deleteRegistration(request, id: "registered-\(number)"))
+            }
+        }
         transport.route(
             "/device",
             json: #"{"device_code":"dc-1","user_code":"WDJB-MJHT","verification_uri":"\#(issuer)/activate","expires_in":60,"interval":5}"#)
@@ -120,6 +145,14 @@ public final class FakeAuthorizationServer: Sendable {
     /// From now on, as glewlwyd: a refresh naming a resource other than the one the sign-in named
     /// last is answered `invalid_target`.
     public func acceptOnlySignedInResources() { state.withLock { $0.onlySignedInResources = true } }
+    /// How `/register` answers from now on.
+    public func registration(_ registration: Registration) { state.withLock { $0.registration = registration } }
+    /// The JSON bodies sent to `/register`, in order.
+    public var registrationRequests: [[String: Any]] {
+        state.withLock { $0.registrationRequests }.map { (try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any]) ?? [:] }
+    }
+    /// The client IDs whose registration was deleted (RFC 7592), in order.
+    public var deletedRegistrations: [String] { state.withLock { $0.deletedRegistrations } }
     /// The `acr` and `auth_time` the next ID tokens carry.
     public func authenticate(acr: String?, at time: Date?) {
         state.withLock {
@@ -173,9 +206,56 @@ public final class FakeAuthorizationServer: Sendable {
         }
     }
 
+    /// The registration endpoint (RFC 7591 §3): each client gets a configuration endpoint that
+    /// deletes it with its registration access token (RFC 7592 §2.3), `deleteRegistration`.
+    private func register(_ request: HTTPRequest) -> HTTPResponse {
+        let body = (try? JSONSerialization.jsonObject(with: Data(request.body ?? [])) as? [String: Any]) ?? [:]
+        let assertsPublic = body["client_confidential"] as? Bool == false
+        let answer: (id: String, token: String)? = state.withLock { state in
+            state.registrationRequests.append(request.body ?? [])
+            let confidential: Bool
+            switch state.registration {
+            case .refused: return nil
+            case .publicClients: confidential = false
+            case .confidentialUnlessAsserted: confidential = !assertsPublic
+            case .alwaysConfidential: confidential = true
+            }
+            let id = "registered-\(state.registrationRequests.count)"
+            let token = "fake-registration-token-\(state.registrationRequests.count)"
+            state.registered[id] = (confidential, token)
+            return (id, token)
+        }
+        guard let (id, token) = answer else {
+            return Self.json(#"{"error":"invalid_client_metadata","error_description":"registration is closed"}"#, status: 400)
+        }
+        let redirectURIs = (body["redirect_uris"] as? [String] ?? []).map { "\"\($0)\"" }.joined(separator: ",")
+        return Self.json(
+            """
+            {"client_id":"\(id)","registration_access_token":"\(token)","registration_client_uri":"\(issuer.issuer)/register/\(id)",\
+            "token_endpoint_auth_method":"none","redirect_uris":[\(redirectURIs)],"client_id_issued_at":1750000000}
+            """, status: 201)
+    }
+
+    /// A client configuration endpoint (RFC 7592 §2.3): DELETE with the registration access token.
+    private func deleteRegistration(_ request: HTTPRequest, id: String) -> HTTPResponse {
+        state.withLock { state in
+            guard request.method == .delete, let token = state.registered[id]?.token,
+                request.header("Authorization") == "Bearer \(token)"
+            else {
+                return HTTPResponse(status: 401, body: [])
+            }
+            state.registered[id] = nil
+            state.deletedRegistrations.append(id)
+            return HTTPResponse(status: 204, body: [])
+        }
+    }
+
     private func token(_ request: HTTPRequest) -> HTTPResponse {
         let form = request.form
         let clientID = form["client_id"] ?? ""
+        if state.withLock({ $0.registered[clientID]?.confidential == true }) {
+            return Self.json(#"{"error":"unauthorized_client"}"#, status: 403)
+        }
         let proof = request.header("DPoP").flatMap(Self.claims(ofJWT:))
         let expectedNonce = state.withLock { $0.dpopNonce }
         if let expectedNonce, proof != nil, proof?["nonce"] as? String != expectedNonce {

@@ -4,6 +4,8 @@ public import LatchkeyVault
 /// A keystore held in memory: what a vault would store, without a file, a KDF or a lock file.
 public actor InMemoryKeystore: Keystore {
     public private(set) var stored: [AccountRecord]
+    /// The clients registered for Latchkey (RFC 7591).
+    public private(set) var clients: [RegisteredClient] = []
     /// Counts `update` calls, so tests can tell a read from a write.
     public private(set) var updates = 0
 
@@ -20,6 +22,22 @@ public actor InMemoryKeystore: Keystore {
         let result = try await body(&records)
         await replace(records)
         return result
+    }
+
+    public func registeredClients() async throws(KeystoreError) -> [RegisteredClient] { clients }
+
+    public func updateRegisteredClients<Result: Sendable>(
+        isolation: isolated (any Actor)?, _ body: (inout [RegisteredClient]) async throws -> Result
+    ) async throws -> Result {
+        var registered = await clients
+        let result = try await body(&registered)
+        await replaceClients(registered)
+        return result
+    }
+
+    private func replaceClients(_ registered: [RegisteredClient]) {
+        clients = registered
+        updates += 1
     }
 
     private func replace(_ records: [AccountRecord]) {

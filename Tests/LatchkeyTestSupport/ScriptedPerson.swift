@@ -12,6 +12,8 @@ public final class ScriptedPerson: SignInInteraction {
         public var browserProblems: [String] = []
         public var deviceCodes: [String] = []
         public var federatedStarted: [String] = []
+        /// What the servers got wrong registering Latchkey, as the person was told.
+        public var registrationCorrections: [String] = []
         public var federatedPassed: [String] = []
         public var credentialsAsked = 0
         public var hintsShown: [[SecondFactorHint]] = []
@@ -73,6 +75,10 @@ public final class ScriptedPerson: SignInInteraction {
     public func deviceCodeIssued(_ authorization: DeviceAuthorization, provider: OAuthProvider) async {
         state.withLock { $0.deviceCodes.append(authorization.userCode) }
         await deviceCodeShown(authorization)
+    }
+
+    public func clientRegistrationCorrected(at provider: OAuthProvider, problem: String) async {
+        state.withLock { $0.registrationCorrections.append(problem) }
     }
 
     public func federatedSignInStarted(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async {

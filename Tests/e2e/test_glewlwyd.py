@@ -10,7 +10,8 @@ provider written independently of the django-oauth-toolkit one, with its quirks:
 Then the newer pieces, each discovered from its metadata: pushed authorization requests
 (RFC 9126), DPoP (RFC 9449) and tokens for one resource (RFC 8707), with their negative cases.
 Two more instances: `current` allows PAR, DPoP (no nonces) and resources, `strict` requires PAR
-and a DPoP nonce in every proof.
+and a DPoP nonce in every proof. Dynamic client registration (RFC 7591, RFC 7592) has two of its
+own: `registration` is open to anyone, `closed` wants an initial access token.
 
 The instances are configured through glewlwyd's admin API by Tests/glewlwyd/run_glewlwyd.py.
 """
@@ -23,6 +24,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -542,3 +544,114 @@ def test_a_machine_identity_with_private_key_jwt_answers_glewlwyds_dpop_nonce_re
     token = lk.token("ci")
     assert jwt_parts(token)[1]["cnf"]["jkt"], token
     assert lk.status()[0]["dpop"] is True
+
+
+# --------------------------------------------------------------------------- dynamic client registration
+
+
+@pytest.fixture(scope="module")
+def glewlwyd_registration(tmp_path_factory):
+    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-registration"), free_ports(1), features=("registration",)).wait_ready()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def glewlwyd_closed(tmp_path_factory):
+    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-closed"), free_ports(1), features=("registration-token",)).wait_ready()
+    yield server
+    server.stop()
+
+
+def registered_clients(server) -> set[str]:
+    """The clients glewlwyd holds besides run_glewlwyd.py's own, read through its admin API; a
+    registration deleted through RFC 7592 stays there, disabled, so only enabled ones count."""
+    base = server.issuer.rsplit("/api/", 1)[0]
+    password = (Path(server.info["data_dir"]) / "admin-password").read_text()
+    session = requests.Session()
+    session.post(f"{base}/api/auth/", json={"username": "admin", "password": password}, timeout=15).raise_for_status()
+    clients = session.get(f"{base}/api/client/?limit=1000", timeout=15).json()
+    return {client["client_id"] for client in clients if client.get("enabled")} - {server.info["client_id"]}
+
+
+def add_registering(lk, server, name="reg"):
+    """A provider file without client_id, registering Latchkey at a fixed port (glewlwyd matches it exactly)."""
+    lk.add_provider(name, None, display_name="Glewlwyd (registered)", issuer=server.issuer, client_id=None,
+                    registration="dynamic", loopback_port=free_ports(1))
+
+
+def test_latchkey_registers_itself_at_glewlwyd_checks_the_client_is_public_and_reuses_it(lk, glewlwyd_registration):
+    before = registered_clients(glewlwyd_registration)
+    add_registering(lk, glewlwyd_registration)
+    result = lk.login("reg")
+    assert result.code == EX_OK, result
+    assert_clean_stderr(result)
+    # glewlwyd stores a client asking for token_endpoint_auth_method "none" as confidential: the
+    # token endpoint's unauthorized_client says so, the person is told, and the second
+    # registration (with client_confidential: false) is the one kept; the first is deleted.
+    said = message(result)
+    assert "confidential client" in said and "unauthorized_client" in said and "client_confidential: false" in said, result
+    added = registered_clients(glewlwyd_registration) - before
+    _, claims = jwt_parts(lk.token("reg", "--id-token"))
+    audience = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
+    assert added == set(audience), (added, claims)
+
+    # Kept and reused: a refresh, a second sign-in and the sign-out register nothing more.
+    lk.ok("refresh", "reg")
+    again = lk.login("reg")
+    assert again.code == EX_OK and "confidential" not in again.stderr, again
+    assert registered_clients(glewlwyd_registration) - before == added
+    out = lk.ok("logout", "reg")
+    assert "Revoked" in out.stderr, out
+
+
+def test_providers_remove_waits_for_sign_out_then_deletes_the_registration_at_glewlwyd(lk, glewlwyd_registration):
+    before = registered_clients(glewlwyd_registration)
+    add_registering(lk, glewlwyd_registration)
+    assert lk.login("reg").code == EX_OK
+    added = registered_clients(glewlwyd_registration) - before
+    assert len(added) == 1, added
+
+    refused = lk.run("providers", "remove", "reg")
+    assert refused.code == EX_USAGE and "latchkey logout" in message(refused), refused
+    assert (lk.providers_dir / "reg.toml").exists()
+
+    lk.ok("logout", "reg")
+    removed = lk.ok("providers", "remove", "reg")
+    assert "Deleted the client Latchkey registered at reg" in removed.stderr, removed
+    assert not (lk.providers_dir / "reg.toml").exists()
+    assert not added & registered_clients(glewlwyd_registration), "the registration is still at glewlwyd"
+
+
+def test_providers_add_by_issuer_writes_registration_dynamic_where_discovery_offers_it(lk, glewlwyd_registration, glewlwyd):
+    added = lk.ok("providers", "add", "--issuer", glewlwyd_registration.issuer, "--name", "found")
+    text = (lk.providers_dir / "found.toml").read_text()
+    assert 'registration = "dynamic"' in text and "client_id" not in text, text
+    assert "registers Latchkey there" in added.stderr, added
+    # glewlwyd matches redirect URIs port and all, so a port is set, as for any glewlwyd provider.
+    with open(lk.providers_dir / "found.toml", "a") as f:
+        f.write(f"loopback_port = {free_ports(1)[0]}\n")
+    assert lk.login("found").code == EX_OK
+
+    # Where discovery lists no registration_endpoint, the file asks for a client_id as before.
+    lk.ok("providers", "add", "--issuer", glewlwyd.issuer, "--name", "plain")
+    plain = (lk.providers_dir / "plain.toml").read_text()
+    assert 'client_id = ""' in plain and "registration" not in plain, plain
+
+
+def test_a_registration_glewlwyd_refuses_is_reported_before_the_browser_and_nothing_is_kept(lk, glewlwyd_closed):
+    add_registering(lk, glewlwyd_closed)
+    result = lk.login("reg")
+    assert result.code == EX_REJECTED, result
+    said = message(result)
+    assert "registration endpoint" in said and "initial access token" in said, result
+    assert authorization_urls(result) == [], "the browser was sent to sign in with no client"
+    assert not lk.vault.exists() or lk.status() == []
+
+
+def test_registration_at_a_server_without_a_registration_endpoint_fails_before_the_browser(lk, glewlwyd):
+    assert "registration_endpoint" not in glewlwyd.discovery
+    add_registering(lk, glewlwyd)
+    result = lk.login("reg")
+    assert result.code == EX_PROVIDER_FILE, result
+    assert "registration_endpoint" in message(result) and authorization_urls(result) == [], result

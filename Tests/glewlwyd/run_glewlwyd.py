@@ -80,6 +80,8 @@ FEATURES = {
     "dpop-nonce": "DPoP with a server nonce required in every proof (use_dpop_nonce first)",
     "resource": "resource indicators (RFC 8707): RESOURCES below, allowed per scope",
     "client-credentials": "the client credentials grant, with confidential clients (CI_CLIENT, CI_KEY_CLIENT below)",
+    "registration": "open dynamic client registration (RFC 7591) and its management API (RFC 7592)",
+    "registration-token": "dynamic client registration only with an initial access token (RFC 7591 §3), which Latchkey has not",
 }
 # RFC 8707 resources the `resource` feature allows, per scope: a token for API_MAIL needs the
 # `email` scope, one for API_PROFILE the `profile` scope.
@@ -306,6 +308,15 @@ def feature_parameters(features):
         # it answers one with 403 ("unauthorized request parameter" in its log) unless request
         # objects are allowed; the key is the client's `pubkey` property.
         params.update({"request-parameter-allow": True, "client-pubkey-parameter": "pubkey"})
+    if "registration" in features or "registration-token" in features:
+        # Open registration: no initial access token (an empty auth scope), and each client's
+        # registration access token serves RFC 7592 reads and deletion. With registration-token,
+        # only a bearer of an access token with the openid scope may register.
+        auth_scope = ["openid"] if "registration-token" in features else []
+        params.update({"register-client-allowed": True, "register-client-auth-scope": auth_scope,
+                       "register-client-credentials-scope": [], "register-client-management-allowed": True,
+                       "register-client-token-one-use": True, "register-resource-specify-allowed": False,
+                       "register-resource-default": [], "register-default-properties": {}})
     return params
 
 

@@ -126,6 +126,7 @@ def main():
               "authorization_response_iss_parameter_supported" not in disco)
         check("quirk: 'none' not in token_endpoint_auth_methods_supported",
               "none" not in disco.get("token_endpoint_auth_methods_supported", []))
+        check("no registration_endpoint without --feature registration", "registration_endpoint" not in disco)
 
         # ---- authorization code + PKCE S256 through the scripted user agent
         verifier, challenge = pkce()

@@ -1,5 +1,6 @@
-// Token endpoint and device authorization endpoint answers (OAuth/TokenResponse.swift,
-// OAuth/DeviceAuthorization.swift), each read as a success and as an error status; a token
+// Token endpoint, device authorization endpoint and registration endpoint answers
+// (OAuth/TokenResponse.swift, OAuth/DeviceAuthorization.swift,
+// OAuth/ClientRegistrationResponse.swift), each read as a success and as an error status; a token
 // answer also drives the device poller, as a poll's answer would.
 internal import Foundation
 internal import FuzzSupport
@@ -20,6 +21,13 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         } catch {
             _ = error.description
             poll = .failure(error)
+        }
+        do {
+            let registration = try ClientRegistrationResponse.parse(response)
+            precondition(status == 200 && (1...512).contains(registration.clientID.count), "a registration without a usable client_id")
+            _ = registration.confidentialityProblem
+        } catch {
+            _ = error.description
         }
         do {
             let device = try DeviceAuthorization.parse(response)

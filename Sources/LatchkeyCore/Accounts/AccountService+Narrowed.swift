@@ -80,7 +80,7 @@ extension AccountService {
         let provider = try catalog.provider(named: selector.provider)
         let oauth: OAuthProvider
         switch provider.kind {
-        case .oidc(let client), .oauth2(let client): oauth = OAuthProvider(provider, client: client)
+        case .oidc(let client), .oauth2(let client): oauth = try await withClientID(OAuthProvider(provider, client: client))
         case .firebase: throw NarrowingError.notOAuth(provider: provider.name)
         }
         let metadata = try await engine.metadata(for: oauth)

@@ -169,7 +169,7 @@ public struct AccountService: Sendable {
     private func refreshed(_ record: AccountRecord, provider: Provider) async throws -> AccountRecord {
         switch provider.kind {
         case .oidc(let client), .oauth2(let client):
-            let oauth = OAuthProvider(provider, client: client)
+            let oauth = try await withClientID(OAuthProvider(provider, client: client))
             let metadata = try await engine.metadata(for: oauth)
             if client.choices.grant == .clientCredentials {
                 var renewed = try await engine.clientCredentials(provider: oauth, metadata: metadata, replacing: record)
@@ -244,7 +244,7 @@ public struct AccountService: Sendable {
     private func revoke(_ record: AccountRecord, provider: Provider) async throws -> RevocationOutcome {
         switch provider.kind {
         case .oidc(let client), .oauth2(let client):
-            let oauth = OAuthProvider(provider, client: client)
+            let oauth = try await withClientID(OAuthProvider(provider, client: client))
             return try await engine.revoke(record, provider: oauth, metadata: try await engine.metadata(for: oauth))
         case .firebase:
             return .unsupported

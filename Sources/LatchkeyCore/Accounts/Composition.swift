@@ -85,6 +85,14 @@ struct UnusableKeystore: Keystore {
         throw error
     }
 
+    func registeredClients() async throws(KeystoreError) -> [RegisteredClient] { throw error }
+
+    func updateRegisteredClients<Result: Sendable>(
+        isolation: isolated (any Actor)?, _ body: (inout [RegisteredClient]) async throws -> Result
+    ) async throws -> Result {
+        throw error
+    }
+
     private var error: KeystoreError {
         .configuration(errors.errors.map(\.description).joined(separator: "\n"))
     }

@@ -28,7 +28,8 @@ public enum SignInError: LatchkeyError, Equatable {
     public var description: String {
         switch self {
         case .missingClientID(let provider, let file):
-            return "\(provider) has no client_id yet: register a native/desktop client at the provider and set client_id in \(file)"
+            return
+                "\(provider) has no client_id yet: register a native/desktop client at the provider and set client_id in \(file), or, where the provider registers clients itself (a registration_endpoint in its discovery), set registration = \"dynamic\" there instead"
         case .timedOut(let provider, let seconds):
             return
                 "no answer from the browser for \(provider) within \(seconds) s; the sign-in was abandoned (try --paste when the browser runs on another machine)"

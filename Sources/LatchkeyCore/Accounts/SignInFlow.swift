@@ -23,6 +23,9 @@ public struct SignInFlow: Sendable {
         case chooseRedirectMode(OAuthProvider)
         /// Discovery, or the file's endpoints. → `metadataFetched`
         case fetchMetadata(OAuthProvider)
+        /// The client ID Latchkey registered at `provider` (RFC 7591): the vault's, or a new
+        /// registration. → `clientRegistered`
+        case registerClient(OAuthProvider, ServerMetadata)
         /// Bind a loopback listener. → `listenerBound`
         case bindListener(OAuthProvider)
         /// Push the authorization request to the PAR endpoint (RFC 9126). → `authorizationRequestPushed`
@@ -77,6 +80,7 @@ public struct SignInFlow: Sendable {
         /// `nil`: cancelled.
         case redirectModeChosen(OAuthClient.RedirectMode?)
         case metadataFetched(ServerMetadata)
+        case clientRegistered(clientID: String)
         case listenerBound(port: Int, addresses: [String])
         /// The request, now standing for itself as a `request_uri`.
         case authorizationRequestPushed(PendingAuthorization)
@@ -121,6 +125,8 @@ public struct SignInFlow: Sendable {
         /// The redirect is judged; the browser is told before the verdict is acted on.
         case answeringBrowser(OAuthLeg, Verdict)
         case startingDevice(OAuthLeg, ServerMetadata)
+        /// Registering Latchkey at the server, or finding the client it registered (RFC 7591).
+        case registering(OAuthLeg, ServerMetadata)
         case identifyingOAuthAccount(OAuthLeg)
         /// The account of a federated sign-in's first factor is stored before its ID token goes on.
         case storingFirstFactor(AccountRecord, OAuthLeg, FirebaseProvider)
@@ -230,21 +236,15 @@ public struct SignInFlow: Sendable {
         case (.announcingFederatedPass(let idToken, let first, let firebase), .notified):
             return startSecondFactor(.federated(providerID: first.firebaseProviderID, idToken: idToken), firebase)
         case (.fetchingMetadata(let leg), .metadataFetched(let metadata)):
-            switch leg.mode {
-            case .loopback:
-                state = .binding(leg, metadata)
-                return .bindListener(leg.provider)
-            case .paste:
-                // No listener: the port (a registered one, if the provider demands one) is only a
-                // placeholder the browser fails to reach, leaving the whole redirect URL in its
-                // address bar for the person to copy.
-                return authorize(
-                    leg, metadata, redirectURI: leg.provider.redirectURI(port: leg.provider.loopbackPorts.first ?? Self.pastePort()),
-                    listeningOn: nil)
-            case .device:
-                state = .startingDevice(leg, metadata)
-                return .startDeviceAuthorization(leg.provider, metadata)
+            guard leg.provider.choices.registration != .dynamic else {
+                if leg.mode == .device { return fail(ClientRegistrationError.deviceNotRegistered(provider: leg.provider.name)) }
+                state = .registering(leg, metadata)
+                return .registerClient(leg.provider, metadata)
             }
+            return signIn(leg, metadata)
+        case (.registering(var leg, let metadata), .clientRegistered(let clientID)):
+            leg.provider.client.clientID = clientID
+            return signIn(leg, metadata)
         case (.binding(let leg, let metadata), .listenerBound(let port, let addresses)):
             return authorize(leg, metadata, redirectURI: leg.provider.redirectURI(port: port), listeningOn: addresses)
         case (.pushing(let leg, let addresses), .authorizationRequestPushed(let pending)):
@@ -302,9 +302,29 @@ public struct SignInFlow: Sendable {
 
     // MARK: - Steps
 
+    /// The sign-in proper, once the server's metadata (and any registered client) is known.
+    private mutating func signIn(_ leg: OAuthLeg, _ metadata: ServerMetadata) -> Action {
+        switch leg.mode {
+        case .loopback:
+            state = .binding(leg, metadata)
+            return .bindListener(leg.provider)
+        case .paste:
+            // No listener: the port (a registered one, if the provider demands one) is only a
+            // placeholder the browser fails to reach, leaving the whole redirect URL in its
+            // address bar for the person to copy.
+            return authorize(
+                leg, metadata, redirectURI: leg.provider.redirectURI(port: leg.provider.loopbackPorts.first ?? Self.pastePort()),
+                listeningOn: nil)
+        case .device:
+            state = .startingDevice(leg, metadata)
+            return .startDeviceAuthorization(leg.provider, metadata)
+        }
+    }
+
     /// `client_id` is checked before the person does any work.
     private static func missingClientID(_ provider: OAuthProvider) -> SignInError? {
-        provider.clientID.isEmpty ? .missingClientID(provider: provider.name, file: provider.sourceFile) : nil
+        provider.clientID.isEmpty && provider.choices.registration != .dynamic
+            ? .missingClientID(provider: provider.name, file: provider.sourceFile) : nil
     }
 
     /// The hint for the authorization request: only at the provider signed in to (not at a

@@ -21,6 +21,9 @@ public protocol SignInInteraction: Sendable {
     func pasteRedirectURL(url: URL, provider: OAuthProvider, redirectURI: String) async throws -> String
     /// Device mode: show the user code and where to enter it; polling runs meanwhile.
     func deviceCodeIssued(_ authorization: DeviceAuthorization, provider: OAuthProvider) async
+    /// Registering Latchkey at `provider` (RFC 7591) took a second try because the server got the
+    /// first wrong: `problem` says what, for the person to pass on to the server's administrator.
+    func clientRegistrationCorrected(at provider: OAuthProvider, problem: String) async
 
     // MARK: Firebase first factor
 

@@ -64,6 +64,9 @@ struct SignInRunner {
                 return .notified
             case .fetchMetadata(let provider):
                 return .metadataFetched(try await service.engine.metadata(for: provider))
+            case .registerClient(let provider, let metadata):
+                return .clientRegistered(
+                    clientID: try await service.registeredClientID(for: provider, metadata: metadata, interaction: interaction))
             case .bindListener(let provider):
                 // Bound before the browser opens (RFC 8252 §7.3), so the redirect cannot race the listener.
                 let bound = try await service.listeners.bind(

@@ -37,6 +37,15 @@ final class RecentRecords: Keystore {
         return try await base.update(isolation: isolation, body)
     }
 
+    func registeredClients() async throws(KeystoreError) -> [RegisteredClient] { try await base.registeredClients() }
+
+    func updateRegisteredClients<Result: Sendable>(
+        isolation: isolated (any Actor)?, _ body: (inout [RegisteredClient]) async throws -> Result
+    ) async throws -> Result {
+        defer { cached.withLock { $0 = nil } }
+        return try await base.updateRegisteredClients(isolation: isolation, body)
+    }
+
     func prepareForWriting() async throws(KeystoreError) { try await base.prepareForWriting() }
 
     /// Forgets the records (the agent was told to lock).

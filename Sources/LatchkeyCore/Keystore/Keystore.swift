@@ -19,6 +19,15 @@ public protocol Keystore: Sendable {
         _ body: (inout [AccountRecord]) async throws -> Result
     ) async throws -> Result
 
+    /// The clients Latchkey registered for itself (RFC 7591), one per provider.
+    func registeredClients() async throws(KeystoreError) -> [RegisteredClient]
+
+    /// `update` for the registered clients: the accounts stay as they are.
+    func updateRegisteredClients<Result: Sendable>(
+        isolation: isolated (any Actor)?,
+        _ body: (inout [RegisteredClient]) async throws -> Result
+    ) async throws -> Result
+
     /// Makes sure a later `update` can be written, before a sign-in asks the person for anything:
     /// an existing vault is unlocked; for a new one, the passphrase is obtained (its file's mode
     /// checked) and the key derived.
@@ -36,6 +45,19 @@ extension Keystore {
         _ body: (inout [AccountRecord]) async throws -> Result
     ) async throws -> Result {
         try await update(isolation: isolation, body)
+    }
+
+    /// `updateRegisteredClients` running `body` in the caller's isolation.
+    public func updateRegisteredClients<Result: Sendable>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (inout [RegisteredClient]) async throws -> Result
+    ) async throws -> Result {
+        try await updateRegisteredClients(isolation: isolation, body)
+    }
+
+    /// The client registered for `provider`, if there is one.
+    public func registeredClient(for provider: String) async throws(KeystoreError) -> RegisteredClient? {
+        try await registeredClients().first { $0.provider == provider }
     }
 }
 

@@ -80,7 +80,7 @@ public final class VaultKeystore: Keystore {
             try ensureDirectory()
             let lock = try await FileLock.acquire(path: path + ".lock")
             defer { lock.release() }
-            if try readVaultFile() == nil { try write([]) }
+            if try readVaultFile() == nil { try write([], clients: []) }
         }
         guard let unlockedKey = unlocked.withLock({ $0 }) else { throw KeystoreError.locked("no key after unlocking") }
         let expiry = Date().addingTimeInterval(duration)
@@ -129,9 +129,33 @@ public final class VaultKeystore: Keystore {
         let before = records
         let result = try await body(&records)
         if records != before || stored == nil && !records.isEmpty {
-            stored = try write(records)
+            stored = try write(records, clients: try stored.map(decodeClients) ?? [])
         }
         refreshTokenCopies(records, vaultFile: stored)
+        return result
+    }
+
+    public func registeredClients() async throws(KeystoreError) -> [RegisteredClient] {
+        guard let bytes = try readVaultFile() else { return [] }
+        return try decodeClients(bytes)
+    }
+
+    public func updateRegisteredClients<Result: Sendable>(
+        isolation: isolated (any Actor)?,
+        _ body: (inout [RegisteredClient]) async throws -> Result
+    ) async throws -> Result {
+        try ensureDirectory()
+        let lock = try await FileLock.acquire(path: path + ".lock")
+        defer { lock.release() }
+        let stored = try readVaultFile()
+        var clients = try stored.map(decodeClients) ?? []
+        let before = clients
+        let result = try await body(&clients)
+        if clients != before {
+            let records = try stored.map(decode) ?? []
+            let written = try write(records, clients: clients)
+            refreshTokenCopies(records, vaultFile: written)
+        }
         return result
     }
 
@@ -190,6 +214,15 @@ public final class VaultKeystore: Keystore {
     }
 
     private func decode(_ bytes: [UInt8]) throws(KeystoreError) -> [AccountRecord] {
+        try unseal(bytes, reading: VaultContents.decode)
+    }
+
+    private func decodeClients(_ bytes: [UInt8]) throws(KeystoreError) -> [RegisteredClient] {
+        try unseal(bytes, reading: VaultContents.decodeClients)
+    }
+
+    /// What `read` makes of the vault's decrypted contents, which are wiped afterwards.
+    private func unseal<Contents>(_ bytes: [UInt8], reading read: ([UInt8]) throws -> Contents) throws(KeystoreError) -> Contents {
         let parsed: (header: VaultFormat.Header, headerBytes: [UInt8], sealed: [UInt8])
         do {
             parsed = try VaultFormat.parse(bytes)
@@ -210,7 +243,7 @@ public final class VaultKeystore: Keystore {
         }
         defer { plaintext.zeroize() }
         do {
-            return try VaultContents.decode(plaintext)
+            return try read(plaintext)
         } catch {
             throw .damaged(path: path, reason: "its decrypted contents are not the expected records")
         }
@@ -241,14 +274,14 @@ public final class VaultKeystore: Keystore {
 
     /// Returns the bytes now in the file.
     @discardableResult
-    private func write(_ records: [AccountRecord]) throws(KeystoreError) -> [UInt8] {
+    private func write(_ records: [AccountRecord], clients: [RegisteredClient]) throws(KeystoreError) -> [UInt8] {
         let header = try currentOrNewHeader()
         guard let key = unlocked.withLock({ $0?.key }) else { throw .locked("no key after unlocking") }
         var plaintext: [UInt8] = []
         defer { plaintext.zeroize() }
         let sealed: [UInt8]
         do {
-            plaintext = try VaultContents.encode(records)
+            plaintext = try VaultContents.encode(records, clients: clients)
             sealed = try VaultFormat.seal(plaintext, header: header, key: key)
         } catch {
             throw .io(path: path, reason: "cannot encrypt the records: \(error)")

@@ -26,6 +26,8 @@ public struct ServerMetadata: Sendable, Equatable {
     public var requiresPushedAuthorizationRequests = false
     /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1); `nil` when not advertised.
     public var dpopSigningAlgorithms: [String]?
+    /// `registration_endpoint` (RFC 8414 §2, RFC 7591 §3)
+    public var registrationEndpoint: URL?
 
     public init(
         issuer: String?, authorizationEndpoint: URL, tokenEndpoint: URL, revocationEndpoint: URL? = nil,
@@ -99,6 +101,7 @@ public struct ServerMetadata: Sendable, Equatable {
             nil, document?.pushedAuthorizationRequestEndpoint, "pushed_authorization_request_endpoint")
         metadata.requiresPushedAuthorizationRequests = document?.requirePushedAuthorizationRequests ?? false
         metadata.dpopSigningAlgorithms = document?.dpopSigningAlgValuesSupported
+        metadata.registrationEndpoint = try endpoint(nil, document?.registrationEndpoint, "registration_endpoint")
         return metadata
     }
 }
@@ -117,6 +120,7 @@ public struct DiscoveryDocument: Decodable, Sendable {
     public var pushedAuthorizationRequestEndpoint: String?
     public var requirePushedAuthorizationRequests: Bool?
     public var dpopSigningAlgValuesSupported: [String]?
+    public var registrationEndpoint: String?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -131,6 +135,7 @@ public struct DiscoveryDocument: Decodable, Sendable {
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
+        case registrationEndpoint = "registration_endpoint"
     }
 }
 

@@ -29,6 +29,16 @@ public struct ProtocolChoices: Sendable, Equatable {
     /// of a client secret; `private_key_id` is its `kid`, for a server holding several keys.
     public var privateKeyFile: String?
     public var privateKeyID: String?
+    /// `registration`: the file's `client_id`, or a client Latchkey registers for itself at the
+    /// first sign-in (RFC 7591) and keeps in the vault.
+    public var registration: Registration = .preRegistered
+
+    public enum Registration: String, Sendable, CaseIterable {
+        /// The client ID written in the file, registered by a person.
+        case preRegistered = "static"
+        /// Registered by Latchkey at the server's `registration_endpoint`.
+        case dynamic
+    }
 
     public enum Grant: String, Sendable, CaseIterable {
         case authorizationCode = "authorization_code"

@@ -4,6 +4,7 @@ import TOMLKit
 extension ProviderFileParser {
     static let protocolChoiceKeys: Set<String> = [
         "par", "dpop", "resources", "grant", "client_secret_file", "private_key_file", "private_key_id", "git_resource",
+        "registration",
     ]
 }
 
@@ -27,6 +28,7 @@ extension ProviderFileParser.Context {
         choices.clientSecretFile = absolutePath(table, "client_secret_file")
         choices.privateKeyFile = absolutePath(table, "private_key_file")
         choices.privateKeyID = string(table, "private_key_id", required: false)
+        choices.registration = choice(table, "registration", ProtocolChoices.Registration.self, required: false) ?? .preRegistered
         if choices.clientSecretFile != nil && choices.privateKeyFile != nil {
             fail("private_key_file", "cannot be used with client_secret_file: the client authenticates with one or the other")
         }
@@ -44,7 +46,27 @@ extension ProviderFileParser.Context {
                 "\"client_credentials\" needs client_secret_file, a 0600 file holding the client secret, or private_key_file, a 0600 PEM private key (private_key_jwt)"
             )
         }
+        if choices.registration == .dynamic {
+            dynamicRegistrationProblems(table, choices)
+        }
         return choices
+    }
+
+    /// What `registration = "dynamic"` cannot go with: a client of the file's own, and sign-ins
+    /// that are not a person's at a loopback redirect (the only client Latchkey registers).
+    private mutating func dynamicRegistrationProblems(_ table: TOMLTable, _ choices: ProtocolChoices) {
+        for key in ["client_id", "client_secret"] where table[key] != nil {
+            fail(key, "cannot be used with registration = \"dynamic\": the client is registered at the first sign-in; remove one of them")
+        }
+        if choices.grant == .clientCredentials {
+            fail("registration", "\"dynamic\" registers a client for people signing in, not for grant = \"client_credentials\"")
+        }
+        if table["redirect"]?.string == OAuthClient.RedirectMode.device.rawValue {
+            fail("registration", "\"dynamic\" registers a client with loopback redirect URIs, which redirect = \"device\" does not use")
+        }
+        if table["issuer"] == nil {
+            fail("registration", "\"dynamic\" needs issuer: the registration_endpoint is read from its discovery document")
+        }
     }
 
     /// A file path key that must be absolute: the command may run from any directory.

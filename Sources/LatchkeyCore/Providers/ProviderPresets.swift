@@ -120,7 +120,7 @@ public struct ProviderPresets: Sendable {
             }
         } else {
             guard draft.issuer != nil else { throw .issuerNeeded }
-            text = Self.blank(name: draft.name)
+            text = Self.blank(name: draft.name, registersDynamically: draft.registersDynamically)
         }
         if let issuer = draft.issuer {
             guard Self.isOneLine(issuer) else { throw .invalidField("issuer") }
@@ -174,20 +174,34 @@ public struct ProviderPresets: Sendable {
         return file
     }
 
-    /// A provider file for an OpenID provider known only by its issuer.
-    static func blank(name: String) -> String {
-        """
-        # \(name) - an OpenID Connect provider, added by its issuer.
-        # Register a native (public) client there with the redirect URI
-        #     http://127.0.0.1/oauth2redirect/\(name)
-        # (any port; PKCE S256), then set client_id below. See latchkey-providers(5).
-        display_name = "\(name)"
-        kind = "oidc"
-        issuer = ""
-        client_id = ""
-        scopes = ["openid", "profile", "email"]
+    /// A provider file for an OpenID provider known only by its issuer; with
+    /// `registersDynamically`, one whose server registers clients itself (RFC 7591).
+    static func blank(name: String, registersDynamically: Bool = false) -> String {
+        guard !registersDynamically else {
+            return """
+                # \(name) - an OpenID Connect provider, added by its issuer. Its server registers
+                # clients itself (RFC 7591): Latchkey registers one at the first sign-in and keeps
+                # it in the vault. See latchkey-providers(5).
+                display_name = "\(name)"
+                kind = "oidc"
+                issuer = ""
+                registration = "dynamic"
+                scopes = ["openid", "profile", "email"]
 
-        """
+                """
+        }
+        return """
+            # \(name) - an OpenID Connect provider, added by its issuer.
+            # Register a native (public) client there with the redirect URI
+            #     http://127.0.0.1/oauth2redirect/\(name)
+            # (any port; PKCE S256), then set client_id below. See latchkey-providers(5).
+            display_name = "\(name)"
+            kind = "oidc"
+            issuer = ""
+            client_id = ""
+            scopes = ["openid", "profile", "email"]
+
+            """
     }
 
     private static func isOneLine(_ text: String) -> Bool {
@@ -232,6 +246,9 @@ public struct ProviderDraft: Sendable, Equatable {
     /// Replaces the preset's issuer (a realm, a tenant).
     public var issuer: String?
     public var clientID: String?
+    /// `registration = "dynamic"` instead of a `client_id` to fill in: for a provider without a
+    /// preset whose discovery lists a `registration_endpoint` (`offersRegistration`).
+    public var registersDynamically = false
 
     public init(preset: String?, name: String, issuer: String? = nil, clientID: String? = nil) {
         self.preset = preset
@@ -294,6 +311,25 @@ public enum ProviderPresetError: LatchkeyError, Equatable {
             return "\(file) already exists and is left as it is; edit it, or remove it to start again from the preset"
         case .cannotWrite(let file, let reason):
             return "cannot write \(file): \(reason)"
+        }
+    }
+}
+
+extension ProviderDraft {
+    /// Whether the issuer of a draft without a preset or a client ID registers clients itself:
+    /// its discovery document lists a `registration_endpoint` (RFC 8414 §2). A discovery that
+    /// fails answers why, and the file then asks for a `client_id` as before.
+    public func offersRegistration(engine: OAuthEngine) async -> Result<Bool, any Error> {
+        guard preset == nil, clientID == nil, let issuer else { return .success(false) }
+        let text = ProviderPresets.setting("issuer", to: issuer, in: ProviderPresets.blank(name: name)) ?? ""
+        guard case .success(let provider) = ProviderFileParser().parse(text, file: name + ".toml"), case .oidc(let client) = provider.kind
+        else {
+            return .success(false)
+        }
+        do {
+            return .success(try await engine.metadata(for: OAuthProvider(provider, client: client)).registrationEndpoint != nil)
+        } catch {
+            return .failure(error)
         }
     }
 }

@@ -3,7 +3,7 @@ public import LatchkeyVault
 
 /// One HTTP exchange with a provider, small enough to fake in tests and to log safely.
 public struct HTTPRequest: Sendable {
-    public enum Method: String, Sendable { case get = "GET", post = "POST" }
+    public enum Method: String, Sendable { case get = "GET", post = "POST", delete = "DELETE" }
     public var method: Method
     public var url: URL
     public var headers: [(String, String)]
@@ -22,6 +22,12 @@ public struct HTTPRequest: Sendable {
             method: .post, url: url,
             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")] + headers,
             body: Array(FormEncoding.encode(pairs).utf8))
+    }
+
+    /// A JSON POST (RFC 7591 §3.1) asking for JSON back.
+    public static func json(_ url: URL, _ body: [UInt8], headers: [(String, String)] = []) -> HTTPRequest {
+        HTTPRequest(
+            method: .post, url: url, headers: [("Content-Type", "application/json"), ("Accept", "application/json")] + headers, body: body)
     }
 }
 

@@ -131,6 +131,10 @@ private final class CurlExchange: @unchecked Sendable {
         switch request.method {
         case .get:
             codes.append(lk_curl_setopt_long(handle, LK_CURLOPT_HTTPGET, 1))
+        case .delete:
+            // A GET without a body, sent under another method name (RFC 7592 §2.3).
+            codes.append(lk_curl_setopt_long(handle, LK_CURLOPT_HTTPGET, 1))
+            codes.append(lk_curl_setopt_string(handle, LK_CURLOPT_CUSTOMREQUEST, "DELETE"))
         case .post:
             // Always a body (perhaps empty): a POST without one would make libcurl read stdin.
             let body = request.body ?? []

@@ -23,7 +23,7 @@ struct LogoutCommand: AsyncParsableCommand {
                 Output.info(
                     "Signed out of \(name). The provider offers no revocation endpoint, so its tokens stay valid there until they expire.")
             case .failure(let error):
-                Output.info("Signed out of \(name), but revocation failed: \((error as? any LatchkeyError)?.description ?? "\(error)")")
+                Output.info("Signed out of \(name), but revocation failed: \(Failure.describe(error))")
             }
         }
     }

@@ -8,7 +8,7 @@ struct ProvidersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "providers",
         abstract: "List the configured identity providers and any errors in their files.",
-        subcommands: [ListProviders.self, CheckProviders.self, ListPresets.self, AddProvider.self],
+        subcommands: [ListProviders.self, CheckProviders.self, ListPresets.self, AddProvider.self, RemoveProvider.self],
         defaultSubcommand: ListProviders.self)
 }
 
@@ -90,10 +90,19 @@ struct AddProvider: AsyncParsableCommand {
         try await Failure.reporting {
             let environment = ProcessInfo.processInfo.environment
             let directories = ProviderCatalog.searchDirectories(environment: environment)
-            let draft = ProviderDraft(preset: preset, name: name ?? preset ?? "", issuer: issuer, clientID: clientID)
+            var draft = ProviderDraft(preset: preset, name: name ?? preset ?? "", issuer: issuer, clientID: clientID)
+            switch await draft.offersRegistration(engine: OAuthEngine(transport: LiveHTTPTransport())) {
+            case .success(let offered): draft.registersDynamically = offered
+            case .failure(let error):
+                Output.info("Could not read the issuer's discovery document (\(Failure.describe(error))); the file asks for a client_id.")
+            }
             let file = try ProviderPresets(environment: environment).write(draft, into: directories[0], alongside: directories)
             Output.info("Added \(file).")
-            if clientID == nil {
+            if draft.registersDynamically {
+                Output.info(
+                    "The provider registers clients itself (RFC 7591): `latchkey login \(draft.name)` registers Latchkey there and signs in."
+                )
+            } else if clientID == nil {
                 Output.info(
                     "Next: register a client as the comments in \(file) say, set its client_id there, then `latchkey login \(draft.name)`.")
             } else {
@@ -101,6 +110,35 @@ struct AddProvider: AsyncParsableCommand {
                     "Next: check the comments in \(file) for anything else to set (an issuer, a tenant), then `latchkey login \(draft.name)`."
                 )
             }
+        }
+    }
+}
+
+struct RemoveProvider: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove",
+        abstract:
+            "Delete a provider file from your providers.d directory, and the client Latchkey registered at the provider (RFC 7592); sign its accounts out first."
+    )
+
+    @Argument(help: "The provider's name.", completion: Completions.providers) var name: String
+
+    @OptionGroup var options: KeystoreOptions
+
+    func run() async throws {
+        try await Failure.reporting {
+            let directory = ProviderCatalog.searchDirectories(environment: ProcessInfo.processInfo.environment)[0]
+            let removal = try await options.context().service.removeProvider(named: name, from: directory)
+            switch removal.registration {
+            case nil: break
+            case .success(.deleted): Output.info("Deleted the client Latchkey registered at \(name).")
+            case .success(.unsupported):
+                Output.info("\(name) offers no way to delete the client Latchkey registered there (RFC 7592); its administrator can.")
+            case .failure(let error):
+                Output.info(
+                    "\(name) did not delete the client Latchkey registered there: \(Failure.describe(error)); its administrator can.")
+            }
+            Output.info("Removed \(removal.file).")
         }
     }
 }

@@ -78,6 +78,10 @@ struct CommandLineInteraction: SignInInteraction {
         Output.drawing(lines + [""])
     }
 
+    func clientRegistrationCorrected(at provider: OAuthProvider, problem: String) async {
+        Output.info("Warning: registering Latchkey at \(TerminalText.sanitized(provider.displayName)): \(problem).")
+    }
+
     // MARK: - Firebase
 
     func federatedSignInStarted(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async {

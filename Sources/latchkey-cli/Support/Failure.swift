@@ -30,6 +30,11 @@ enum Failure {
         error == ENOENT || error == ENOTDIR ? 127 : 126
     }
 
+    /// What a failure reported beside a success (a revocation, a registration's deletion) says.
+    static func describe(_ error: any Error) -> String {
+        (error as? any LatchkeyError)?.description ?? "\(error)"
+    }
+
     /// Runs a command body; a failure is printed on stderr as `latchkey: message` and becomes the exit status.
     static func reporting(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void) async throws {
         do {
