@@ -143,7 +143,10 @@ def test_a_peer_of_another_uid_is_refused_even_when_the_socket_mode_lets_it_in(l
         wait_for(lambda: "listening on" in (lk.root / "nobody-agent.err").read_text(), timeout=30, what="the agent as nobody")
         assert sock.stat().st_uid == NOBODY
         with connect(sock, timeout=5) as client:
-            client.sendall(b'{"v":1,"op":"status"}\n')
+            try:
+                client.sendall(b'{"v":1,"op":"status"}\n')
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the agent closed the connection before the request arrived: refused as well
             assert read_lines(client) == [], "root got an answer from nobody's agent"
         assert "from uid 0" in (lk.root / "nobody-agent.err").read_text()
     finally:
