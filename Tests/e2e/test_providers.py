@@ -25,7 +25,7 @@ def test_check_accepts_good_provider_files(lk, idp_a, idp_b):
 
 def test_providers_json_describes_each_provider(lk, idp_a, idp_b):
     lk.add_provider("a", idp_a, display_name="IdP A")
-    lk.add_provider("b", idp_b, display_name="IdP B", redirect_path="/oauth2redirect/idp-b")
+    lk.add_provider("b", idp_b, display_name="IdP B", redirect_path="/oauth2redirect/idp-b", par="never", dpop="always")
     doc = listing(lk)
     assert doc["errors"] == []
     by_name = {p["name"]: p for p in doc["providers"]}
@@ -38,6 +38,9 @@ def test_providers_json_describes_each_provider(lk, idp_a, idp_b):
         assert p["redirect"] == "loopback"
         assert p["redirect_uri"].startswith("http://127.0.0.1") and p["redirect_uri"].endswith(path), p
         assert p["source"], p
+        assert (p["grant"], p["registration"]) == ("authorization_code", "static"), p
+    assert (by_name["a"]["par"], by_name["a"]["dpop"]) == ("auto", "auto")
+    assert (by_name["b"]["par"], by_name["b"]["dpop"]) == ("never", "always")
 
 
 def test_an_unknown_key_is_reported_with_file_line_and_key_and_the_good_file_still_loads(lk, idp_a):

@@ -30,6 +30,15 @@ extension Provider {
         }
     }
 
+    /// `par`, `dpop`, `grant`, `registration` and the rest of the newer protocol's choices; `nil`
+    /// for firebase, which speaks none of it.
+    public var protocolChoices: ProtocolChoices? {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.choices
+        case .firebase: return nil
+        }
+    }
+
     /// The redirect URI with its port open (`http://127.0.0.1:PORT/oauth2redirect/NAME`), also of
     /// a device-code provider (`login --paste` uses it); `nil` for firebase, which has none.
     public var redirectURITemplate: String? {

@@ -152,9 +152,12 @@ struct ProvidersReport: Encodable {
         /// How the authorization response comes back; `null` for `firebase` providers.
         var redirect: String?
         var issuer: String?
+        /// `grant`, `registration`, `par` and `dpop` as the file sets them (defaults included);
+        /// `null` for `firebase` providers.
+        var grant, registration, par, dpop: String?
 
         enum CodingKeys: String, CodingKey {
-            case name, kind, redirect, source, issuer
+            case name, kind, redirect, source, issuer, grant, registration, par, dpop
             case displayName = "display_name"
             case redirectURI = "redirect_uri"
         }
@@ -170,6 +173,10 @@ struct ProvidersReport: Encodable {
             try container.encode(redirect, forKey: .redirect)
             try container.encode(issuer, forKey: .issuer)
             try container.encode(source, forKey: .source)
+            try container.encode(grant, forKey: .grant)
+            try container.encode(registration, forKey: .registration)
+            try container.encode(par, forKey: .par)
+            try container.encode(dpop, forKey: .dpop)
         }
     }
 
@@ -185,9 +192,12 @@ struct ProvidersReport: Encodable {
 
     init(_ catalog: ProviderCatalog) {
         providers = catalog.providers.map { provider in
-            Entry(
+            let choices = provider.protocolChoices
+            return Entry(
                 name: provider.name, displayName: provider.displayName, kind: provider.kindName, source: provider.sourceFile,
-                redirectURI: provider.redirectURITemplate, redirect: provider.redirectMode?.rawValue, issuer: provider.issuer)
+                redirectURI: provider.redirectURITemplate, redirect: provider.redirectMode?.rawValue, issuer: provider.issuer,
+                grant: choices?.grant.rawValue, registration: choices?.registration.rawValue,
+                par: choices?.pushedAuthorization.rawValue, dpop: choices?.proofOfPossession.rawValue)
         }
         errors = catalog.errors.map { FileError(file: $0.file, line: $0.line, field: $0.field, message: $0.message) }
     }
