@@ -24,114 +24,112 @@ struct TokenFastPathTests {
     /// A vault the copies' check accepts; its contents are never read on this path.
     static func vault(in scratch: Scratch) throws -> String { try scratch.file("data/vault", "sealed records") }
 
-    @Test("a copy is answered exactly when AccountRecord.isValid holds, the half-lifetime cap included")
-    func sameRuleAsTheRecord() throws {
+    /// A vault the copies' check accepts, its copies (dropped afterwards) and the time now.
+    static func withCopies(_ body: (_ vault: String, _ copies: TokenCopies, _ now: Date) throws -> Void) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let vault = try Self.vault(in: scratch)
         let copies = TokenCopies(vaultPath: vault)
         defer { copies.drop() }
-        let now = Self.now()
-        let record = Self.record(issued: now, lifetime: 60)
-        copies.sync([record], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
-        let seconds = Int(now.timeIntervalSince1970)
-        for elapsed in [0, 1, 29, 30, 31, 59, 60, 61] {
-            for margin in [0, 1, 29, 30, 59, 60, 120, Int.max] {
-                let answer = TokenFastPath.token(selector: "p", minimumLifetime: margin, vaultPath: vault, now: seconds + elapsed)
-                let expected = record.isValid(at: now.addingTimeInterval(TimeInterval(elapsed)), margin: TimeInterval(margin))
-                #expect((answer != nil) == expected, "elapsed \(elapsed), margin \(margin)")
-                if let answer { #expect(answer == Array("fake-access-1001".utf8)) }
+        try body(vault, copies, Self.now())
+    }
+
+    @Test("a copy is answered exactly when AccountRecord.isValid holds, the half-lifetime cap included")
+    func sameRuleAsTheRecord() throws {
+        try Self.withCopies { vault, copies, now in
+            let record = Self.record(issued: now, lifetime: 60)
+            copies.sync([record], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+            let seconds = Int(now.timeIntervalSince1970)
+            for elapsed in [0, 1, 29, 30, 31, 59, 60, 61] {
+                for margin in [0, 1, 29, 30, 59, 60, 120, Int.max] {
+                    let answer = TokenFastPath.token(selector: "p", minimumLifetime: margin, vaultPath: vault, now: seconds + elapsed)
+                    let expected = record.isValid(at: now.addingTimeInterval(TimeInterval(elapsed)), margin: TimeInterval(margin))
+                    #expect((answer != nil) == expected, "elapsed \(elapsed), margin \(margin)")
+                    if let answer { #expect(answer == Array("fake-access-1001".utf8)) }
+                }
             }
+            // The case the copies used to refuse: 59 s left of a 60-second token, --min-ttl 60.
+            #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds + 1) != nil)
         }
-        // The case the copies used to refuse: 59 s left of a 60-second token, --min-ttl 60.
-        #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds + 1) != nil)
     }
 
     @Test("a token without an expiry is answered for any minimum lifetime, as the vault answers it")
     func noExpiry() throws {
-        let scratch = try Scratch()
-        defer { scratch.remove() }
-        let vault = try Self.vault(in: scratch)
-        let copies = TokenCopies(vaultPath: vault)
-        defer { copies.drop() }
-        let now = Self.now()
-        copies.sync(
-            [Self.record(issued: now, lifetime: nil)], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now
-        )
-        let answer = TokenFastPath.token(selector: "p:1001", minimumLifetime: .max, vaultPath: vault, now: Int(now.timeIntervalSince1970))
-        #expect(answer == Array("fake-access-1001".utf8))
+        try Self.withCopies { vault, copies, now in
+            copies.sync(
+                [Self.record(issued: now, lifetime: nil)], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
+                now: now
+            )
+            let answer = TokenFastPath.token(
+                selector: "p:1001", minimumLifetime: .max, vaultPath: vault, now: Int(now.timeIntervalSince1970))
+            #expect(answer == Array("fake-access-1001".utf8))
+        }
     }
 
     @Test("a confirm = true account gets no copy and is named among the withheld; the others are copied")
     func withheld() throws {
-        let scratch = try Scratch()
-        defer { scratch.remove() }
-        let vault = try Self.vault(in: scratch)
-        let copies = TokenCopies(vaultPath: vault)
-        defer { copies.drop() }
-        let now = Self.now()
-        let until = now.addingTimeInterval(600)
-        let records = [Self.record(issued: now, lifetime: 3_600), Self.record(subject: "1002", name: "bob", issued: now, lifetime: 3_600)]
-        let file = Array("sealed records".utf8)
-        copies.sync(records, withholding: [1], unlockedUntil: until, vaultFile: file, now: now)
-        let seconds = Int(now.timeIntervalSince1970)
-        #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil)
-        for selector in ["p:bob", "p:1002"] {
-            #expect(TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, now: seconds) == nil, "\(selector)")
-        }
-        let listed = try #require(WithheldAccounts.current(vaultPath: vault))
-        #expect(listed.contains(records[1]) && !listed.contains(records[0]))
+        try Self.withCopies { vault, copies, now in
+            let until = now.addingTimeInterval(600)
+            let records = [
+                Self.record(issued: now, lifetime: 3_600), Self.record(subject: "1002", name: "bob", issued: now, lifetime: 3_600),
+            ]
+            let file = Array("sealed records".utf8)
+            copies.sync(records, withholding: [1], unlockedUntil: until, vaultFile: file, now: now)
+            let seconds = Int(now.timeIntervalSince1970)
+            #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil)
+            for selector in ["p:bob", "p:1002"] {
+                #expect(TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, now: seconds) == nil, "\(selector)")
+            }
+            let listed = try #require(WithheldAccounts.current(vaultPath: vault))
+            #expect(listed.contains(records[1]) && !listed.contains(records[0]))
 
-        // Marked in config.toml or a provider file after the copies were made: the same vault
-        // file, yet the copies are made anew.
-        copies.sync(records, withholding: [0, 1], unlockedUntil: until, vaultFile: file, now: now)
-        #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil)
-        #expect(WithheldAccounts.current(vaultPath: vault)?.contains(records[0]) == true)
+            // Marked in config.toml or a provider file after the copies were made: the same vault
+            // file, yet the copies are made anew.
+            copies.sync(records, withholding: [0, 1], unlockedUntil: until, vaultFile: file, now: now)
+            #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil)
+            #expect(WithheldAccounts.current(vaultPath: vault)?.contains(records[0]) == true)
+        }
     }
 
     @Test("a selector the full command reads as another spelling is found under that spelling")
     func canonicalSpelling() throws {
-        let scratch = try Scratch()
-        defer { scratch.remove() }
-        let vault = try Self.vault(in: scratch)
-        let copies = TokenCopies(vaultPath: vault)
-        defer { copies.drop() }
-        let now = Self.now()
-        copies.sync(
-            [Self.record(issued: now, lifetime: 3_600)], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
-            now: now)
-        let selector = AccountSelector(parsing: "p:").description
-        #expect(TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, now: Int(now.timeIntervalSince1970)) != nil)
+        try Self.withCopies { vault, copies, now in
+            copies.sync(
+                [Self.record(issued: now, lifetime: 3_600)], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
+                now: now)
+            let selector = AccountSelector(parsing: "p:").description
+            #expect(
+                TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, now: Int(now.timeIntervalSince1970)) != nil)
+        }
     }
 
     @Test("a copy in the older format is never answered, and the full command writes it anew though the vault did not change")
     func olderFormat() throws {
-        let scratch = try Scratch()
-        defer { scratch.remove() }
-        let vault = try Self.vault(in: scratch)
-        let copies = TokenCopies(vaultPath: vault)
-        defer { copies.drop() }
-        let now = Self.now()
-        let until = now.addingTimeInterval(600)
-        let file = Array("sealed records".utf8)
-        let records = [Self.record(issued: now, lifetime: 3_600)]
-        copies.sync(records, withholding: [], unlockedUntil: until, vaultFile: file, now: now)
-        let seconds = Int(now.timeIntervalSince1970)
-        #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil)
+        try Self.withCopies { vault, copies, now in
+            let until = now.addingTimeInterval(600)
+            let file = Array("sealed records".utf8)
+            let records = [Self.record(issued: now, lifetime: 3_600)]
+            copies.sync(records, withholding: [], unlockedUntil: until, vaultFile: file, now: now)
+            let seconds = Int(now.timeIntervalSince1970)
+            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil)
 
-        // What the previous Latchkey left for the same file and unlock: payload 0x00 (expiry
-        // only) and a marker without the format byte.
-        let ring = try #require(KernelKeyring.keyring(description: TokenCopy.keyringDescription(vaultPath: vault)))
-        let expiry = UInt64(seconds + 3_600)
-        let old = [UInt8(0)] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: expiry >> (UInt64($0) * 8)) } + Array("old-token".utf8)
-        try KernelKeyring.store(old, description: TokenCopy.accountKeyDescription(vaultPath: vault, account: "0"), timeout: 600, in: ring)
-        let marker = TokenCopies.marker(vaultFile: file, withheld: WithheldAccounts([]).payload, unlockedUntil: until)
-        try KernelKeyring.store(
-            Array(marker.dropLast()), description: TokenCopy.markerKeyDescription(vaultPath: vault), timeout: 600, in: ring)
-        #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil)
+            // What the previous Latchkey left for the same file and unlock: payload 0x00 (expiry
+            // only) and a marker without the format byte.
+            let ring = try #require(KernelKeyring.keyring(description: TokenCopy.keyringDescription(vaultPath: vault)))
+            let expiry = UInt64(seconds + 3_600)
+            let old =
+                [UInt8(0)] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: expiry >> (UInt64($0) * 8)) } + Array("old-token".utf8)
+            try KernelKeyring.store(
+                old, description: TokenCopy.accountKeyDescription(vaultPath: vault, account: "0"), timeout: 600, in: ring)
+            let marker = TokenCopies.marker(vaultFile: file, withheld: WithheldAccounts([]).payload, unlockedUntil: until)
+            try KernelKeyring.store(
+                Array(marker.dropLast()), description: TokenCopy.markerKeyDescription(vaultPath: vault), timeout: 600, in: ring)
+            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil)
 
-        copies.sync(records, withholding: [], unlockedUntil: until, vaultFile: file, now: now)
-        #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == Array("fake-access-1001".utf8))
+            copies.sync(records, withholding: [], unlockedUntil: until, vaultFile: file, now: now)
+            #expect(
+                TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == Array("fake-access-1001".utf8))
+        }
     }
 
     @Test("no copy is answered while the vault is not one the full command would open")
@@ -163,19 +161,16 @@ struct TokenFastPathTests {
             ("missing", { path in unlink(path) }),
         ]
         for (what, attack) in attacks {
-            let scratch = try Scratch()
-            defer { scratch.remove() }
-            let vault = try Self.vault(in: scratch)
-            let copies = TokenCopies(vaultPath: vault)
-            defer { copies.drop() }
-            let now = Self.now()
-            copies.sync(
-                [Self.record(issued: now, lifetime: 3_600)], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
-                now: now)
-            let seconds = Int(now.timeIntervalSince1970)
-            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil, "before: \(what)")
-            try attack(vault)
-            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil, "\(what)")
+            try Self.withCopies { vault, copies, now in
+                copies.sync(
+                    [Self.record(issued: now, lifetime: 3_600)], withholding: [], unlockedUntil: now.addingTimeInterval(600),
+                    vaultFile: nil,
+                    now: now)
+                let seconds = Int(now.timeIntervalSince1970)
+                #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil, "before: \(what)")
+                try attack(vault)
+                #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil, "\(what)")
+            }
         }
     }
 }
