@@ -128,6 +128,8 @@ public final class VaultKeystore: Keystore {
         var records = try stored.map(decode) ?? []
         let before = records
         let result = try await body(&records)
+        // The clients only when writing: most updates change nothing, and a write already pays
+        // for an fsync of the file and its directory.
         if records != before || stored == nil && !records.isEmpty {
             stored = try write(records, clients: try stored.map(decodeClients) ?? [])
         }
@@ -148,11 +150,10 @@ public final class VaultKeystore: Keystore {
         let lock = try await FileLock.acquire(path: path + ".lock")
         defer { lock.release() }
         let stored = try readVaultFile()
-        var clients = try stored.map(decodeClients) ?? []
-        let before = clients
+        let (records, read) = try stored.map(decodeAll) ?? ([], [])
+        var clients = read
         let result = try await body(&clients)
-        if clients != before {
-            let records = try stored.map(decode) ?? []
+        if clients != read {
             let written = try write(records, clients: clients)
             refreshTokenCopies(records, vaultFile: written)
         }
@@ -219,6 +220,11 @@ public final class VaultKeystore: Keystore {
 
     private func decodeClients(_ bytes: [UInt8]) throws(KeystoreError) -> [RegisteredClient] {
         try unseal(bytes, reading: VaultContents.decodeClients)
+    }
+
+    /// Both, from one decryption: what an update writes back beside what it changed.
+    private func decodeAll(_ bytes: [UInt8]) throws(KeystoreError) -> ([AccountRecord], [RegisteredClient]) {
+        try unseal(bytes) { (try VaultContents.decode($0), try VaultContents.decodeClients($0)) }
     }
 
     /// What `read` makes of the vault's decrypted contents, which are wiped afterwards.
