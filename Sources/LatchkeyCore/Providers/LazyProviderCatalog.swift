@@ -2,10 +2,12 @@ import Synchronization
 
 /// The provider catalog, read from providers.d the first time something asks for it.
 ///
-/// `status --json`, `token`, `unlock` and `lock` never look at a provider (a token only does when
-/// it must be refreshed), and parsing every file was a fifth of what `status --json` cost. A
-/// command that does use the catalog reads it whole, as before, so it reports every broken file
-/// where it did.
+/// `status --json`, `token`, `unlock` and `lock` look at no provider (a token only does when it
+/// must be refreshed) while the vault is locked, and parsing every file was a fifth of what
+/// `status --json` cost. With an unlock cached, a read of the vault rewrites the launcher's token
+/// copies, which need `confirm` from the provider files (`ReleasePolicy`); the launcher answers
+/// those commands itself then, so the full command rarely pays it. A command that does use the
+/// catalog reads it whole, as before, so it reports every broken file where it did.
 final class LazyProviderCatalog: Sendable {
     private let load: @Sendable () -> ProviderCatalog
     private let loaded = Mutex<ProviderCatalog?>(nil)
