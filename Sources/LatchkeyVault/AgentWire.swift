@@ -126,7 +126,7 @@ public struct AgentRequest: Codable, Sendable, Equatable {
     ) {
         self.registry = registry
         resource = narrowing?.resource
-        scope = narrowing.map { $0.scopes.isEmpty ? nil : $0.scopes.joined(separator: " ") } ?? nil
+        scope = narrowing.flatMap { $0.scopes.isEmpty ? nil : $0.scopes.joined(separator: " ") }
         version = AgentWire.version
         self.operation = operation.rawValue
         self.selector = selector
