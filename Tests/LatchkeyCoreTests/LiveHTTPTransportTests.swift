@@ -108,6 +108,33 @@ struct LiveHTTPTransportTests {
         #expect(result.failure == .unreachable(host: "127.0.0.1", reason: "the request was cancelled"))
     }
 
+    @Test("a header whose name or value would split the request is refused before anything is sent")
+    func splittingHeaderRefused() async throws {
+        let server = try RawHTTPServer { RawHTTPServer.write("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n", to: $0) }
+        defer { server.stop() }
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/register/1"))
+        let headers = [
+            ("Authorization", "Bearer fake\r\nX-Injected: 1"), ("Authorization", "Bearer fake\nX-Injected: 1"),
+            ("Authorization", "Bearer fake\u{0}tail"), ("X-Bad\r\nX-Injected", "1"), ("X Spaced", "1"), ("X:Colon", "1"), ("", "1"),
+        ]
+        for header in headers {
+            do {
+                _ = try await LiveHTTPTransport().send(HTTPRequest(method: .delete, url: url, headers: [header]))
+                Issue.record("a request with the header \(header.0.debugDescription) was sent")
+            } catch {
+                guard case .splittingHeader = error else {
+                    Issue.record("expected a refused header, got \(error)")
+                    continue
+                }
+                #expect(!error.description.contains("X-Injected: 1") && !error.description.contains("\n"))
+            }
+        }
+        #expect(server.requests.isEmpty)
+        let response = try await LiveHTTPTransport().send(
+            HTTPRequest(method: .delete, url: url, headers: [("Authorization", "Bearer fake-ok")]))
+        #expect(response.status == 204 && server.requests.count == 1)
+    }
+
     @Test("plain http to a host other than loopback is refused before anything is sent")
     func insecureRefused() async {
         let result = await Self.get("http://example.com/token")

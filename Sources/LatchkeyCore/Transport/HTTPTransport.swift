@@ -31,6 +31,19 @@ public struct HTTPRequest: Sendable {
     }
 }
 
+extension HTTPRequest {
+    /// The first header whose name is not a token (RFC 9110 §5.1: visible ASCII, no colon) or
+    /// whose value holds CR, LF or NUL. Values come from servers (a registration access token, a
+    /// DPoP nonce) and libcurl sends a header line as it is given, so such a header would end the
+    /// line early and let its author add headers, or a whole second request, of their own.
+    public var headerThatSplits: String? {
+        headers.first { name, value in
+            name.isEmpty || !name.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ":") }
+                || value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+        }?.0
+    }
+}
+
 public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]
@@ -54,6 +67,8 @@ public enum TransportError: LatchkeyError, Equatable {
     case unreachable(host: String, reason: String)
     case timedOut(host: String)
     case responseTooLarge(host: String, limit: Int)
+    /// A header that would split the request (`HTTPRequest.headerThatSplits`); its name only.
+    case splittingHeader(name: String)
     /// libcurl could not be loaded; the text says why.
     case httpLibraryMissing(String)
 
@@ -62,7 +77,7 @@ public enum TransportError: LatchkeyError, Equatable {
 
     public var category: FailureCategory {
         switch self {
-        case .insecureURL, .responseTooLarge: return .rejected
+        case .insecureURL, .responseTooLarge, .splittingHeader: return .rejected
         case .unreachable, .timedOut, .httpLibraryMissing: return .unavailable
         }
     }
@@ -78,6 +93,9 @@ public enum TransportError: LatchkeyError, Equatable {
             return "\(host) did not answer in time; try again later"
         case .responseTooLarge(let host, let limit):
             return "\(host) sent more than \(limit / 1024) KiB; refusing the response"
+        case .splittingHeader(let name):
+            return
+                "refusing to send a \(TerminalText.sanitized(name, maxLength: 60)) header holding a line break or NUL: a server's answer would add headers of its own to the request"
         case .httpLibraryMissing(let reason):
             return "cannot make network requests: \(reason); \(Self.installHTTPLibrary)"
         }

@@ -1,5 +1,6 @@
 import CLatchkeyCurl
 import Foundation
+import LatchkeyEssentials
 import LatchkeyVault
 import Synchronization
 
@@ -23,6 +24,7 @@ public struct LiveHTTPTransport: HTTPTransport {
         guard case .success = EndpointURL.validate(request.url.absoluteString) else {
             throw .insecureURL(request.url.absoluteString)
         }
+        if let name = request.headerThatSplits { throw .splittingHeader(name: name) }
         _ = try Self.library()
         let exchange = CurlExchange(request: request, host: host, deadline: deadline)
         // curl_easy_perform blocks: it gets a thread of its own, never one of the cooperative pool.
@@ -38,11 +40,23 @@ public struct LiveHTTPTransport: HTTPTransport {
 
     /// The HTTP library's version (`libcurl/7.88.1 OpenSSL/3.0.15 …`), loading it if need be;
     /// the error says how to install it when it cannot be loaded.
-    public static func library() throws(TransportError) -> String {
+    public static func library() throws(TransportError) -> String { try loaded.get() }
+
+    /// libcurl, loaded once per process (a static is initialised exactly once, whichever thread
+    /// asks first) by absolute path from the system's library directories (`SystemLibrary`).
+    private static let loaded: Result<String, TransportError> = {
+        let path: String
+        do {
+            path = try SystemLibrary.locate(["libcurl.so.4", "libcurl-gnutls.so.4"])
+        } catch {
+            return .failure(.httpLibraryMissing("libcurl could not be loaded: \(error)"))
+        }
         var error: UnsafePointer<CChar>?
-        guard lk_curl_load(&error) == 1 else { throw .httpLibraryMissing(error.map { String(cString: $0) } ?? "libcurl") }
-        return String(cString: lk_curl_version())
-    }
+        guard lk_curl_load(path, &error) == 1 else {
+            return .failure(.httpLibraryMissing("libcurl could not be loaded from \(path): \(error.map { String(cString: $0) } ?? "")"))
+        }
+        return .success(String(cString: lk_curl_version()))
+    }()
 
     /// The hosts no proxy is used for: loopback always (a provider on this machine, the demo, the
     /// test providers), then whatever `no_proxy` adds. Setting `CURLOPT_NOPROXY` replaces the
