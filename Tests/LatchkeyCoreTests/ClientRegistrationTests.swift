@@ -127,6 +127,62 @@ struct ClientRegistrationTests {
         #expect(server.browser.urls.isEmpty)
     }
 
+    /// A registration answer that makes the client confidential, so that it is deleted at once
+    /// (before any browser opens) with whatever token and URI the answer gave.
+    static func hostileAnswer(token: String, clientURI: String) -> String {
+        """
+        {"client_id":"registered-1","client_secret":"fake-secret","token_endpoint_auth_method":"client_secret_basic",\
+        "registration_access_token":"\(token)","registration_client_uri":"\(clientURI)"}
+        """
+    }
+
+    @Test("a registration_access_token with a line break is refused as no token, and nothing is sent with it")
+    func splittingRegistrationTokenRefused() async throws {
+        let (server, provider) = Self.server()
+        let token = #"fake\r\nX-Injected: 1\r\n\r\nGET /v1/secret HTTP/1.1"#
+        server.transport.route(
+            "/register", status: 201, json: Self.hostileAnswer(token: token, clientURI: "https://corp.example/register/registered-1"))
+        let keystore = InMemoryKeystore()
+        do {
+            _ = try await signIn(server, provider, keystore: keystore)
+            Issue.record("a registration answer with a header-splitting token was used")
+        } catch let error as TokenEndpointError {
+            #expect(error.description.contains("registration_access_token holds characters no token has"))
+            #expect(!error.description.contains("X-Injected"))
+        }
+        #expect(server.transport.sent.filter { $0.method == .delete }.isEmpty)
+        #expect(try await keystore.registeredClients().isEmpty && server.browser.urls.isEmpty)
+    }
+
+    @Test("a registration_client_uri on another origin than the registration endpoint is refused, and never requested")
+    func clientURIOnAnotherOriginRefused() async throws {
+        for uri in [
+            "http://127.0.0.1:8200/v1/sys/seal", "https://elsewhere.example/register/registered-1", "https://corp.example:8443/register/1",
+        ] {
+            let (server, provider) = Self.server()
+            server.transport.route("/register", status: 201, json: Self.hostileAnswer(token: "fake-registration-token", clientURI: uri))
+            let keystore = InMemoryKeystore()
+            do {
+                _ = try await signIn(server, provider, keystore: keystore)
+                Issue.record("a registration_client_uri at \(uri) was used")
+            } catch let error as TokenEndpointError {
+                #expect(error.description.contains("registration_client_uri") && error.description.contains("https://corp.example:443"))
+            }
+            #expect(
+                server.transport.sent.allSatisfy { $0.method != .delete && $0.url.host == "corp.example" && $0.url.port == nil }, "\(uri)")
+            #expect(try await keystore.registeredClients().isEmpty && server.browser.urls.isEmpty)
+        }
+    }
+
+    @Test("a registration_client_uri on the registration endpoint's origin, default port written out or not, is kept")
+    func clientURIOnTheSameOriginKept() throws {
+        let endpoint = try #require(URL(string: "https://Corp.example/register"))
+        for uri in ["https://corp.example:443/register/1", "https://corp.example/clients/1"] {
+            let answer = HTTPResponse(status: 201, body: Array(Self.hostileAnswer(token: "fake-token", clientURI: uri).utf8))
+            #expect(try ClientRegistrationResponse.parse(answer, from: endpoint).registrationClientURI?.absoluteString == uri)
+        }
+    }
+
     @Test("a server without a registration_endpoint is named as such before anything is sent to it")
     func noEndpoint() async throws {
         let (server, provider) = Self.server(discovery: #""scopes_supported":["openid"]"#)

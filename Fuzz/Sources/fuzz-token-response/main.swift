@@ -23,7 +23,7 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             poll = .failure(error)
         }
         do {
-            let registration = try ClientRegistrationResponse.parse(response)
+            let registration = try ClientRegistrationResponse.parse(response, from: URL(string: "https://idp.example/register")!)
             precondition(status == 200 && (1...512).contains(registration.clientID.count), "a registration without a usable client_id")
             _ = registration.confidentialityProblem
         } catch {

@@ -43,10 +43,10 @@ extension AccountService {
     func firebaseAccount(
         from tokens: SignInTokens, provider: FirebaseProvider, factorUsed: String?, previous: AccountRecord?
     ) async throws -> AccountRecord {
-        for (member, token) in [("ID token", Optional(tokens.idToken)), ("refresh token", tokens.refreshToken)] {
-            guard let token, !TokenText.isValid(token.exposedValue) else { continue }
-            throw FirebaseAuthError.malformedResponse(
-                backend: provider.name, reason: "the \(member) holds characters no token has (spaces or control characters)")
+        for (member, token) in [("the ID token", Optional(tokens.idToken)), ("the refresh token", tokens.refreshToken)] {
+            if let problem = TokenText.problem(token?.exposedValue, member: member) {
+                throw FirebaseAuthError.malformedResponse(backend: provider.name, reason: problem)
+            }
         }
         let time = engine.now()
         let account: ReportedAccount

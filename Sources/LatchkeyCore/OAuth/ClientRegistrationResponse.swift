@@ -19,7 +19,8 @@ public struct ClientRegistrationResponse: Sendable {
 
     /// 201 (RFC 7591 §3.2.1; glewlwyd answers 200) with a `client_id`; an error body
     /// (§3.2.2, the shape of RFC 6749 §5.2) is the server's refusal.
-    public static func parse(_ response: HTTPResponse) throws(TokenEndpointError) -> ClientRegistrationResponse {
+    /// `registration` is the endpoint that answered: the client URI it gives must be on its origin.
+    public static func parse(_ response: HTTPResponse, from registration: URL) throws(TokenEndpointError) -> ClientRegistrationResponse {
         if let error = OAuthErrorResponse(body: response.body) { throw .oauth(endpoint: endpoint, error) }
         guard response.status == 201 || response.status == 200 else {
             let why =
@@ -39,10 +40,15 @@ public struct ClientRegistrationResponse: Sendable {
         }
         var clientURI: URL?
         if let raw = wire.registrationClientURI {
-            switch EndpointURL.validate(raw) {
+            // Deleted with the registration access token, perhaps before any browser opens: a URI
+            // elsewhere would send that request, and its token, to any service the answer names.
+            switch EndpointURL.validate(raw, sameOriginAs: registration) {
             case .success(let url): clientURI = url
             case .failure(let problem): throw .malformed(endpoint: endpoint, reason: "registration_client_uri: \(problem.description)")
             }
+        }
+        if let problem = TokenText.problem(wire.registrationAccessToken, member: "registration_access_token") {
+            throw .malformed(endpoint: endpoint, reason: problem)
         }
         return ClientRegistrationResponse(
             clientID: clientID, registrationAccessToken: wire.registrationAccessToken.map(Secret.init), registrationClientURI: clientURI,

@@ -21,7 +21,8 @@ extension OAuthEngine {
         var leftBehind: [String] = []
         func attempt(assertingPublic: Bool) async throws -> (RegisteredClient, problem: String?) {
             let request = ClientRegistrationRequest(provider: provider, redirectURIs: redirectURIs, assertingPublic: assertingPublic)
-            let answer = try ClientRegistrationResponse.parse(try await transport.send(.json(endpoint, request.body)))
+            let answer = try ClientRegistrationResponse.parse(
+                try await transport.send(.json(endpoint, request.body)), from: endpoint)
             let client = RegisteredClient(
                 provider: provider.name, registrationEndpoint: endpoint.absoluteString, redirectURIs: redirectURIs,
                 clientID: answer.clientID, registrationAccessToken: answer.registrationAccessToken,

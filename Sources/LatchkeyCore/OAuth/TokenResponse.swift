@@ -42,8 +42,7 @@ public struct TokenResponse: Sendable {
         func nonEmpty(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }
         // Tokens go to stdout, into headers and into the kernel keyring: only visible ASCII.
         for (member, value) in [("access_token", accessToken), ("refresh_token", wire.refreshToken), ("id_token", wire.idToken)] {
-            guard let value, !value.isEmpty, !TokenText.isValid(value) else { continue }
-            throw .malformed(endpoint: endpoint, reason: "\(member) holds characters no token has (spaces or control characters)")
+            if let problem = TokenText.problem(value, member: member) { throw .malformed(endpoint: endpoint, reason: problem) }
         }
         return TokenResponse(
             accessToken: Secret(accessToken), tokenType: tokenType, expiresIn: wire.expiresIn?.seconds,
@@ -61,7 +60,7 @@ extension TokenResponse {
         /// `token_type`
         var tokenType: String?
         /// `expires_in`
-        var expiresIn: ExpiresIn?
+        var expiresIn: WireLifetime?
         /// `refresh_token`
         var refreshToken: String?
         /// `scope`
@@ -102,33 +101,6 @@ extension TokenResponse {
             case .expiresIn: return "expires_in is not a non-negative number"
             default: return "\(member) is not a string"
             }
-        }
-    }
-
-    /// `expires_in` in seconds: a whole JSON number, or (some providers) a string of digits,
-    /// clamped to `longest`. A boolean, a fraction or a negative number is refused.
-    struct ExpiresIn: Decodable {
-        var seconds: Int
-
-        /// Ten years: a server promising more is mistaken, and an unbounded lifetime would only
-        /// break date arithmetic later.
-        static let longest = 10 * 365 * 86_400
-
-        init(from decoder: any Decoder) throws {
-            switch try JSONValue(from: decoder) {
-            case .string(let text):
-                guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw Self.refused(decoder) }
-                seconds = min(Int(text) ?? Self.longest, Self.longest)
-            case .number(let number):
-                guard number >= 0, number.rounded() == number else { throw Self.refused(decoder) }
-                seconds = number >= Double(Self.longest) ? Self.longest : Int(number)
-            default:
-                throw Self.refused(decoder)
-            }
-        }
-
-        private static func refused(_ decoder: any Decoder) -> DecodingError {
-            .dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "not a non-negative number"))
         }
     }
 }
