@@ -89,6 +89,59 @@ struct ServerMetadataTests {
         }
     }
 
+    @Test("a remote issuer's discovery naming an address on this machine is rejected, in every notation")
+    func remoteIssuerPointingAtLoopback() throws {
+        let hosts = [
+            "127.0.0.1:8200", "localhost", "vault.localhost", "127.1", "0x7f000001", "2130706433", "0177.0.0.1", "0.0.0.0",
+            "[::1]", "[::ffff:127.0.0.1]", "[::]", "LOCALHOST.",
+        ]
+        for host in hosts {
+            for scheme in ["https", "http"] {
+                let document = try Self.document(
+                    json: """
+                        {"issuer":"\(Self.issuer)","authorization_endpoint":"https://idp.example.com/a","token_endpoint":"\(scheme)://\(host)/t","jwks_uri":"https://idp.example.com/k"}
+                        """)
+                #expect("\(scheme)://\(host)") {
+                    try ServerMetadata.resolve(provider: Self.discoveringProvider(), document: document)
+                } throws: { error in
+                    guard case .badEndpoint(_, let field, _) = error as? DiscoveryError else { return false }
+                    return field == "token_endpoint"
+                }
+            }
+        }
+    }
+
+    @Test("an issuer on loopback may name loopback endpoints; a remote one may name other remote hosts")
+    func loopbackIssuerKeepsLoopbackEndpoints() throws {
+        let local = try Self.document(
+            json: """
+                {"issuer":"http://127.0.0.1:9000","authorization_endpoint":"http://127.0.0.1:9000/a","token_endpoint":"http://localhost:9000/t","jwks_uri":"http://[::1]:9000/k"}
+                """)
+        let metadata = try ServerMetadata.resolve(provider: Self.discoveringProvider(issuer: "http://127.0.0.1:9000"), document: local)
+        #expect(metadata.tokenEndpoint.absoluteString == "http://localhost:9000/t")
+        let remote = try Self.document(
+            json: """
+                {"issuer":"\(Self.issuer)","authorization_endpoint":"https://login.example.net/a","token_endpoint":"https://127.example.net/t","jwks_uri":"https://10.0.0.7/k"}
+                """)
+        #expect(try ServerMetadata.resolve(provider: Self.discoveringProvider(), document: remote).tokenEndpoint.host == "127.example.net")
+    }
+
+    @Test("loopback is recognised in the notations libcurl accepts, and nothing else is")
+    func loopbackNotations() {
+        for host in [
+            "127.0.0.1", "127.255.0.9", "127.1", "0x7f.1", "0x7f000001", "2130706433", "017700000001", "0", "0x", "0.0.0.0", "::1", "[::1]",
+            "::", "::ffff:127.0.0.1", "[::ffff:7f00:1]", "0:0:0:0:0:0:0:1", "localhost", "a.b.localhost", "LocalHost.",
+        ] {
+            #expect(EndpointURL.isLoopback(host), "\(host)")
+        }
+        for host in [
+            "128.0.0.1", "126.255.255.255", "1.2.3.4", "127.0.0.1.example.com", "localhost.example.com", "::2", "::ffff:10.0.0.1",
+            "example", "127.0.0.256", "4294967296", "0xg", "fe80::1", "notlocalhost",
+        ] {
+            #expect(!EndpointURL.isLoopback(host), "\(host)")
+        }
+    }
+
     @Test("an oidc provider without a jwks_uri anywhere is rejected")
     func missingJWKS() throws {
         let document = try Self.document(

@@ -70,10 +70,12 @@ public struct ServerMetadata: Sendable, Equatable {
                 throw .noPKCE(provider: provider.name)
             }
         }
+        // The document speaks for the issuer: an issuer elsewhere may not point at this machine.
+        let issuerURL = provider.issuer.flatMap(URL.init(string:))
         func endpoint(_ explicit: URL?, _ discovered: String?, _ field: String) throws(DiscoveryError) -> URL? {
             if let explicit { return explicit }
             guard let discovered else { return nil }
-            switch EndpointURL.validate(discovered) {
+            switch issuerURL.map({ EndpointURL.validate(discovered, namedBy: $0) }) ?? EndpointURL.validate(discovered) {
             case .success(let url): return url
             case .failure(let problem): throw .badEndpoint(provider: provider.name, field: field, problem: problem.description)
             }
