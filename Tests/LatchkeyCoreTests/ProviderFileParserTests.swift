@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LatchkeyTestSupport
 import Testing
@@ -232,6 +233,26 @@ struct ProviderFileParserTests {
         #expect(found.count == 1)
         #expect(error.field == "extra_authorization_params.\(name)")
         #expect(error.line == 4)
+    }
+
+    @Test("every parameter Latchkey sends itself, in the authorization request or with a client assertion, is reserved")
+    func everySentParameterReserved() throws {
+        var choices = ProtocolChoices()
+        choices.resources = ["https://api.example.com"]
+        let provider = Provider.testing(choices: choices).asOAuth
+        let metadata = ServerMetadata(
+            issuer: provider.issuer, authorizationEndpoint: try #require(URL(string: "https://idp.example.com/authorize")),
+            tokenEndpoint: try #require(URL(string: "https://idp.example.com/token")))
+        let pending = PendingAuthorization(
+            provider: provider, metadata: metadata, redirectURI: "http://127.0.0.1/cb", loginHint: "ada", dpopKey: DPoPKey(),
+            stepUp: StepUp(acrValues: ["mfa"], maxAge: 60))
+        let assertion = try ClientAssertion(pem: Secret(P256.Signing.PrivateKey().pemRepresentation), keyID: nil)
+        let sent =
+            pending.parameters.map(\.0) + assertion.form(clientID: "client-example", audience: metadata.tokenEndpoint, at: Date()).map(\.0)
+        #expect(Set(sent).isSuperset(of: ["dpop_jkt", "resource", "acr_values", "max_age", "client_assertion"]))
+        for name in Set(sent).subtracting(["login_hint"]) {
+            #expect(ProviderFileParser.reservedParameters.contains(name), "\(name) is sent by Latchkey but a provider file may set it too")
+        }
     }
 
     @Test("an extra authorization parameter that is not a string is rejected")

@@ -30,11 +30,13 @@ public struct ProviderFileParser {
     /// revocation endpoints: neither `extra_authorization_params` nor an endpoint URL's query may
     /// set one. Letting a file set them would undo PKCE, `state` or `nonce`, and a server that
     /// reads the first of two values would take the file's over Latchkey's; `request` and
-    /// `request_uri` would replace the whole request (RFC 9101, RFC 9126).
+    /// `request_uri` would replace the whole request (RFC 9101, RFC 9126). `login_hint` is the
+    /// one the file may set: `--login-hint` replaces it. `ProviderFileParserTests` builds every
+    /// request Latchkey sends and checks each of its parameters is here.
     static let reservedParameters: Set<String> = [
         "response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge", "code_challenge_method",
         "grant_type", "code", "code_verifier", "refresh_token", "client_secret", "device_code", "token", "token_type_hint",
-        "request_uri", "request",
+        "request_uri", "request", "dpop_jkt", "resource", "acr_values", "max_age", "client_assertion", "client_assertion_type",
     ]
 
     /// The endpoint keys of an OAuth provider file.
