@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Where a client finds `latchkey agent`, computed without Foundation so the launcher can ask the
 /// agent before anything heavy is loaded.
 public enum AgentSocket {
@@ -34,5 +38,28 @@ public enum AgentSocket {
     /// `$XDG_RUNTIME_DIR/latchkey/agent.sock`, the local socket.
     public static func defaultPath(_ lookup: (String) -> String?) -> String? {
         directory(lookup).map { $0 + "/agent.sock" }
+    }
+
+    /// Why the directory holding `socket` may not hold the agent's socket, or `nil` when it may:
+    /// it must be a directory of this user's that nobody else can open (0700 or less), as the
+    /// agent makes `$XDG_RUNTIME_DIR/latchkey`. The agent checks it before it listens there and a
+    /// client before it connects to the default socket: in a directory another user owns or may
+    /// write, the socket could be theirs.
+    public static func privacyProblem(ofDirectoryOf socket: String) -> String? {
+        guard let slash = socket.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "it is not an absolute path" }
+        let directory = slash == socket.utf8.startIndex ? "/" : String(socket[..<slash])
+        return privacyProblem(ofDirectory: directory)
+    }
+
+    /// Why `directory` may not hold the agent's socket (see `privacyProblem(ofDirectoryOf:)`).
+    public static func privacyProblem(ofDirectory directory: String) -> String? {
+        var info = stat()
+        guard lstat(directory, &info) == 0 else { return String(cString: strerror(errno)) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return "it is not a directory" }
+        guard info.st_uid == geteuid() else { return "it belongs to uid \(info.st_uid)" }
+        guard info.st_mode & 0o077 == 0 else {
+            return "group or others may use it (mode \(String(info.st_mode & 0o7777, radix: 8))); run chmod 700 \(directory)"
+        }
+        return nil
     }
 }

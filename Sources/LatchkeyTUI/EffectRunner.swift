@@ -52,7 +52,7 @@ final class EffectRunner {
             guard let endpoint = AgentSocket.endpoint({ self.environment[$0] }) else { return }
             spawn { inbox in
                 do {
-                    var client = try AgentClient(path: endpoint.path)
+                    var client = try AgentClient(endpoint: endpoint)
                     let answer = try client.exchange(AgentRequest(approve ? .approve : .deny, confirmation: id))
                     inbox.post(
                         answer.ok
@@ -248,7 +248,7 @@ final class EffectRunner {
         guard let endpoint = AgentSocket.endpoint({ environment[$0] }) else { return }
         let inbox = inbox
         Thread.detachNewThread {
-            guard let client = try? AgentClient(path: endpoint.path) else { return }
+            guard let client = try? AgentClient(endpoint: endpoint) else { return }
             var watching = client
             guard (try? watching.send(AgentRequest(.watch))) != nil else { return }
             while let event = try? watching.answer(), event.ok {

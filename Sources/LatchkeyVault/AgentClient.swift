@@ -1,5 +1,5 @@
 import CLatchkeySys
-import LatchkeyEssentials
+public import LatchkeyEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -15,13 +15,34 @@ public struct AgentClient: ~Copyable {
     /// Bytes read past the last answer line.
     private var pending: [UInt8] = []
 
-    /// Connects to the agent at `path`.
-    public init(path: String) throws(AgentClientError) {
+    /// Connects to the agent at `endpoint`, if it is one of this user's (or root's).
+    ///
+    /// Whoever listens at a socket path gets the request (which names the account) and answers
+    /// with what it likes, so the path alone is not trusted: the process that listens must run as
+    /// this user or root (SO_PEERCRED), and the default socket's directory must be this user's
+    /// and private, as the agent makes it, or its socket is not even tried. A shared
+    /// `XDG_RUNTIME_DIR` or an `ssh -R` path another user took first is refused here.
+    public init(endpoint: AgentSocket.Endpoint) throws(AgentClientError) {
+        let path = endpoint.path
+        if !endpoint.isExplicit, let problem = AgentSocket.privacyProblem(ofDirectoryOf: path) {
+            throw .unsafeDirectory(path: path, reason: problem)
+        }
         let descriptor = lk_unix_connect(path)
         guard descriptor >= 0 else {
             let error = -descriptor
             throw error == ENOENT || error == ECONNREFUSED
                 ? .notRunning(path: path, errno: error) : .cannotConnect(path: path, errno: error)
+        }
+        var pid: pid_t = 0
+        var uid: uid_t = 0
+        var gid: gid_t = 0
+        guard lk_peer_credentials(descriptor, &pid, &uid, &gid) == 0 else {
+            close(descriptor)
+            throw .cannotConnect(path: path, errno: EPROTO)
+        }
+        guard uid == geteuid() || uid == 0 else {
+            close(descriptor)
+            throw .untrustedPeer(path: path, uid: uid)
         }
         self.path = path
         self.descriptor = descriptor
@@ -81,8 +102,21 @@ public enum AgentClientError: LatchkeyError, Equatable {
     case timedOut(path: String)
     /// An answer that is not one JSON line of the protocol.
     case malformed(path: String)
+    /// The process listening at the path runs as another user (not root): it would get the
+    /// request and could answer with its own token.
+    case untrustedPeer(path: String, uid: UInt32)
+    /// The default socket's directory is not this user's, or others may use it.
+    case unsafeDirectory(path: String, reason: String)
 
     public var category: FailureCategory { .unavailable }
+
+    /// The socket exists but is not to be trusted: said even where a missing agent is not.
+    public var isUntrusted: Bool {
+        switch self {
+        case .untrustedPeer, .unsafeDirectory: return true
+        default: return false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -99,6 +133,13 @@ public enum AgentClientError: LatchkeyError, Equatable {
         case .malformed(let path):
             return "the agent at \(TerminalText.sanitized(path, maxLength: 300)) answered something that is not its protocol"
                 + " (a different Latchkey version?)"
+        case .untrustedPeer(let path, let uid):
+            return "not asking the agent at \(TerminalText.sanitized(path, maxLength: 300)): it runs as uid \(uid), not as you or root,"
+                + " and would learn the account asked for and could answer with its own token; if you set \(AgentSocket.variable),"
+                + " check where it points"
+        case .unsafeDirectory(let path, let reason):
+            return "not asking the agent at \(TerminalText.sanitized(path, maxLength: 300)), whose directory another user could"
+                + " have put it in: \(TerminalText.sanitized(reason, maxLength: 300))"
         }
     }
 }

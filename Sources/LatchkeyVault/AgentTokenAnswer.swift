@@ -16,7 +16,8 @@ public enum AgentTokenAnswer {
         case answered(Int32)
         /// The full command must answer.
         case fullCommand
-        /// The default socket has no agent: answer as without one.
+        /// The default socket has no agent, or one not to be trusted: answer as without one (the
+        /// full command, if it comes to that, says why it passed the socket over).
         case noAgent
     }
 
@@ -25,16 +26,21 @@ public enum AgentTokenAnswer {
     ) -> Outcome {
         var client: AgentClient
         do {
-            client = try AgentClient(path: endpoint.path)
+            client = try AgentClient(endpoint: endpoint)
         } catch {
             return endpoint.isExplicit ? .fullCommand : .noAgent
         }
         let request = AgentRequest(
             .token, selector: selector.description, minimumLifetime: minimumLifetime, tokens: .access, narrowing: narrowing,
             workingDirectory: PhysicalDirectory.current(), client: .current())
-        guard
-            let answer = try? client.exchange(request, notice: { say($0.message ?? "") })
-        else { return .fullCommand }
+        let answer: AgentAnswer
+        do {
+            answer = try client.exchange(request, notice: { say($0.message ?? "") })
+        } catch {
+            // Closed unanswered (an agent too busy, or stopping): as when no agent answers there.
+            guard case .closed = error, !endpoint.isExplicit else { return .fullCommand }
+            return .noAgent
+        }
         if answer.ok, let token = answer.accessToken {
             var line = Array(token.exposedValue.utf8) + [UInt8(ascii: "\n")]
             defer { line.zeroize() }

@@ -93,6 +93,9 @@ public final class Agent: Sendable {
     public func run() async throws {
         _ = try await records.records()
         let local = try options.socket ?? Self.defaultSocket(environment: environment)
+        // A socket named with --socket gets the check --forward-socket's does: in a directory
+        // another user may write, they could replace it with theirs after the agent starts.
+        if options.socket != nil { try AgentSocketFile.checkParent(of: local) }
         var bound: [AgentSocketFile.Bound] = []
         defer { bound.forEach(AgentSocketFile.remove) }
         bound.append(try AgentSocketFile.listen(at: local))

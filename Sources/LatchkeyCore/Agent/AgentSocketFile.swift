@@ -1,5 +1,6 @@
 import CLatchkeySys
 import Foundation
+import LatchkeyEssentials
 
 /// The agent's socket files: made only where nobody else can replace them, never over something
 /// that is not a socket of this user's, and removed at exit only if still the one made.
@@ -19,17 +20,10 @@ enum AgentSocketFile {
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw .unsafeDirectory(path: path, reason: String(cString: strerror(errno)))
         }
-        var info = stat()
-        guard lstat(path, &info) == 0 else { throw .unsafeDirectory(path: path, reason: String(cString: strerror(errno))) }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw .unsafeDirectory(path: path, reason: "it is not a directory") }
-        guard info.st_uid == geteuid() else { throw .unsafeDirectory(path: path, reason: "it belongs to uid \(info.st_uid)") }
-        guard info.st_mode & 0o077 == 0 else {
-            throw .unsafeDirectory(
-                path: path, reason: "group or others may use it (mode \(String(info.st_mode & 0o7777, radix: 8))); run chmod 700 \(path)")
-        }
+        if let problem = AgentSocket.privacyProblem(ofDirectory: path) { throw .unsafeDirectory(path: path, reason: problem) }
     }
 
-    /// The directory of a socket named on the command line (`--forward-socket`): this user's or
+    /// The directory of a socket named on the command line (`--socket`, `--forward-socket`): this user's or
     /// root's, and writable by nobody else unless sticky (where others cannot replace our entry).
     static func checkParent(of path: String) throws(AgentError) {
         let parent = (path as NSString).deletingLastPathComponent
