@@ -1,7 +1,6 @@
 #include "include/clatchkey_curl.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 
 // The libcurl entry points used, with their ABI signatures (docs/libcurl-abi.md): handles and
@@ -20,22 +19,18 @@ static struct {
     void (*slist_free_all)(lk_curl_slist *);
 } lib;
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static const char *load_error;
 static char load_error_text[512];
 
 /// `CURL_GLOBAL_DEFAULT`: SSL (and, on Windows, Winsock) initialisation.
 static const long global_default = 3;
 
-static void load(void) {
-    void *curl = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!curl) curl = dlopen("libcurl-gnutls.so.4", RTLD_NOW | RTLD_LOCAL);
+int lk_curl_load(const char *path, const char **error) {
+    void *curl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!curl) {
         const char *reason = dlerror();
-        snprintf(load_error_text, sizeof load_error_text, "libcurl could not be loaded (%s)",
-                 reason ? reason : "neither libcurl.so.4 nor libcurl-gnutls.so.4 was found");
-        load_error = load_error_text;
-        return;
+        snprintf(load_error_text, sizeof load_error_text, "%s", reason ? reason : path);
+        *error = load_error_text;
+        return 0;
     }
     *(void **)&lib.global_init = dlsym(curl, "curl_global_init");
     *(void **)&lib.version = dlsym(curl, "curl_version");
@@ -49,17 +44,15 @@ static void load(void) {
     *(void **)&lib.slist_free_all = dlsym(curl, "curl_slist_free_all");
     if (!lib.global_init || !lib.version || !lib.easy_init || !lib.easy_cleanup || !lib.easy_perform || !lib.easy_strerror
         || !lib.easy_setopt || !lib.easy_getinfo || !lib.slist_append || !lib.slist_free_all) {
-        load_error = "the libcurl found lacks part of the easy interface (7.32 or newer is needed)";
-        return;
+        *error = "the libcurl found lacks part of the easy interface (7.32 or newer is needed)";
+        return 0;
     }
     // Once, before any handle: curl_easy_init would otherwise do it, racily on old libraries.
-    if (lib.global_init(global_default) != 0) load_error = "libcurl could not initialise its TLS library";
-}
-
-int lk_curl_load(const char **error) {
-    pthread_once(&load_once, load);
-    if (load_error && error) *error = load_error;
-    return load_error == NULL;
+    if (lib.global_init(global_default) != 0) {
+        *error = "libcurl could not initialise its TLS library";
+        return 0;
+    }
+    return 1;
 }
 
 const char *lk_curl_version(void) { return lib.version(); }

@@ -49,20 +49,22 @@ static int take_gerror(LkGError *gerror, char **error) {
     return -1;
 }
 
-int lk_secret_available(char **error) {
+int lk_secret_load(const char *path, char **error) {
     if (lib.loaded) return 1;
-    void *secret = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_LOCAL);
-    void *glib = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!secret || !glib) {
-        set_error(error, "libsecret is not installed (Debian: apt install libsecret-1-0)");
+    void *secret = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!secret) {
+        const char *reason = dlerror();
+        set_error(error, reason ? reason : path);
         return 0;
     }
-    *(void **)&lib.hash_table_new = dlsym(glib, "g_hash_table_new");
-    *(void **)&lib.hash_table_insert = dlsym(glib, "g_hash_table_insert");
-    *(void **)&lib.hash_table_unref = dlsym(glib, "g_hash_table_unref");
-    *(void **)&lib.str_hash = dlsym(glib, "g_str_hash");
-    *(void **)&lib.str_equal = dlsym(glib, "g_str_equal");
-    *(void **)&lib.error_free = dlsym(glib, "g_error_free");
+    // GLib is libsecret's own dependency: a handle's dlsym searches it too, so GLib is never
+    // looked up by name (and so never in a run path or LD_LIBRARY_PATH).
+    *(void **)&lib.hash_table_new = dlsym(secret, "g_hash_table_new");
+    *(void **)&lib.hash_table_insert = dlsym(secret, "g_hash_table_insert");
+    *(void **)&lib.hash_table_unref = dlsym(secret, "g_hash_table_unref");
+    *(void **)&lib.str_hash = dlsym(secret, "g_str_hash");
+    *(void **)&lib.str_equal = dlsym(secret, "g_str_equal");
+    *(void **)&lib.error_free = dlsym(secret, "g_error_free");
     *(void **)&lib.lookupv_sync = dlsym(secret, "secret_password_lookupv_sync");
     *(void **)&lib.storev_sync = dlsym(secret, "secret_password_storev_sync");
     *(void **)&lib.clearv_sync = dlsym(secret, "secret_password_clearv_sync");
@@ -76,6 +78,11 @@ int lk_secret_available(char **error) {
     return 1;
 }
 
+static int loaded(char **error) {
+    if (!lib.loaded) set_error(error, "libsecret is not loaded");
+    return lib.loaded;
+}
+
 static void *attributes_for(const char *vault) {
     void *table = lib.hash_table_new(lib.str_hash, lib.str_equal);
     lib.hash_table_insert(table, (void *)"application", (void *)"latchkey");
@@ -84,7 +91,7 @@ static void *attributes_for(const char *vault) {
 }
 
 int lk_secret_lookup(const char *vault, char **secret, char **error) {
-    if (!lk_secret_available(error)) return -1;
+    if (!loaded(error)) return -1;
     LkGError *gerror = NULL;
     void *attributes = attributes_for(vault);
     char *found = lib.lookupv_sync(&schema, attributes, NULL, &gerror);
@@ -97,7 +104,7 @@ int lk_secret_lookup(const char *vault, char **secret, char **error) {
 }
 
 int lk_secret_store(const char *vault, const char *label, const char *secret, char **error) {
-    if (!lk_secret_available(error)) return -1;
+    if (!loaded(error)) return -1;
     LkGError *gerror = NULL;
     void *attributes = attributes_for(vault);
     int stored = lib.storev_sync(&schema, attributes, "default", label, secret, NULL, &gerror);
@@ -107,7 +114,7 @@ int lk_secret_store(const char *vault, const char *label, const char *secret, ch
 }
 
 int lk_secret_clear(const char *vault, char **error) {
-    if (!lk_secret_available(error)) return -1;
+    if (!loaded(error)) return -1;
     LkGError *gerror = NULL;
     void *attributes = attributes_for(vault);
     lib.clearv_sync(&schema, attributes, NULL, &gerror);

@@ -42,8 +42,9 @@ public enum CommandLineLauncher {
         let advice: String
         switch reason {
         case .anotherUsers, .writableByOthers:
-            advice = "another user could replace it with a program of their own; install Latchkey where only you or root can write"
-        case .notExecutable, .missing, .unreadable, .tooManyLinks:
+            advice =
+                "another user could replace it, or put a library beside it, with code of their own; install Latchkey where only you or root can write"
+        case .notExecutable, .notRegularFile, .missing, .unreadable, .tooManyLinks:
             advice = "install both again"
         }
         return "latchkey: refusing to run \(path): \(reason); \(advice)\n"

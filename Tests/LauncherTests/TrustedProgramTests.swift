@@ -107,14 +107,49 @@ struct TrustedProgramTests {
         #expect(refusal(scratch.path + "/a") == .tooManyLinks(path: scratch.path + "/a"))
     }
 
-    @Test("a sticky directory others can write is accepted above a program of ours")
-    func stickyDirectory() throws {
+    @Test("a sticky directory others can write is accepted on the way to a program of ours")
+    func stickyDirectoryOnTheWay() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let sticky = try scratch.directory("tmp", mode: 0o1777)
+        let program = try scratch.file("tmp/ours/latchkey-cli", mode: 0o755)
+        chmod(sticky, 0o1777)
+        #expect(refusal(program) == nil)
+        // A link of ours in it, to a program elsewhere, is on the way too.
+        let elsewhere = try scratch.file("bin/latchkey-cli", mode: 0o755)
+        #expect(symlink(elsewhere, sticky + "/link") == 0)
+        #expect(refusal(sticky + "/link") == nil)
+    }
+
+    @Test("a sticky directory others can write is refused as the one holding the program or library: others can add files beside it")
+    func stickyDirectoryHoldingTheFile() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let sticky = try scratch.directory("tmp", mode: 0o1777)
         let program = try scratch.file("tmp/latchkey-cli", mode: 0o755)
+        let library = try scratch.file("tmp/libcurl.so.4", mode: 0o644)
         chmod(sticky, 0o1777)
-        #expect(refusal(program) == nil)
+        let expected = TrustedProgram.Refusal.writableByOthers(path: try realDirectory(sticky), mode: 0o1777)
+        #expect(refusal(program) == expected)
+        #expect(expected.description.hasSuffix("is writable by other users (mode 1777: sticky, but they can add files beside it)"))
+        #expect(throws: expected) { _ = try TrustedProgram.open(library, as: .sharedLibrary) }
+        // A link from a private directory to the program in the sticky one is refused alike.
+        #expect(symlink(program, try scratch.directory("bin") + "/latchkey-cli") == 0)
+        #expect(refusal(scratch.path + "/bin/latchkey-cli") == expected)
+    }
+
+    @Test("a shared library needs no execute permission but must be a regular file")
+    func sharedLibrary() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let library = try scratch.file("lib/libcurl.so.4.8.0", mode: 0o644)
+        #expect(symlink("libcurl.so.4.8.0", scratch.path + "/lib/libcurl.so.4") == 0)
+        #expect(try TrustedProgram.open(scratch.path + "/lib/libcurl.so.4", as: .sharedLibrary).path == realDirectory(library))
+        #expect(refusal(library) == .notExecutable(path: try realDirectory(library)), "a program must still be executable")
+        let directory = try scratch.directory("lib/libsecret-1.so.0")
+        #expect(throws: TrustedProgram.Refusal.notRegularFile(path: try realDirectory(directory))) {
+            _ = try TrustedProgram.open(directory, as: .sharedLibrary)
+        }
     }
 
     @Test(

@@ -79,10 +79,11 @@ typedef size_t (*lk_curl_write_callback)(char *data, size_t size, size_t count, 
 typedef int (*lk_curl_progress_callback)(void *context, int64_t download_total, int64_t downloaded, int64_t upload_total,
                                          int64_t uploaded);
 
-/// Loads libcurl.so.4 (else libcurl-gnutls.so.4) and initialises it, once per process and
-/// thread-safely. 1 when it is usable; else 0 and `*error` points to a static message saying
-/// what failed.
-int lk_curl_load(const char **error);
+/// Loads libcurl from `path` and initialises it: 1 when it is usable; else 0 and `*error`
+/// points to a message saying what failed. `path` is absolute, found and checked by the caller
+/// (`SystemLibrary.locate`): a bare name would be searched for in the program's run path and
+/// `LD_LIBRARY_PATH`. Call it once per process, before any other function here.
+int lk_curl_load(const char *path, const char **error);
 
 /// `curl_version()`: "libcurl/7.88.1 OpenSSL/3.0.15 ...".
 const char *lk_curl_version(void);

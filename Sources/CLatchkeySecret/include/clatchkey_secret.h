@@ -8,8 +8,10 @@
 /// `vault` = the vault's path. Every function returns 0 on success; on failure a negative
 /// value and, when `error` is not NULL, a malloc'ed message the caller frees.
 
-/// 1 when libsecret could be loaded, else 0 with `error` set.
-int lk_secret_available(char **error);
+/// Loads libsecret from `path` (absolute, found and checked by the caller: `SystemLibrary`),
+/// GLib coming with it as its dependency: 1 when it is usable, else 0 with `error` set. The
+/// functions below fail until it has succeeded. Not thread-safe: the caller loads it once.
+int lk_secret_load(const char *path, char **error);
 
 /// Looks up the secret for `vault`: 0 and `*secret` (malloc'ed, caller frees) when found,
 /// 1 when there is no such item, negative on failure.

@@ -187,7 +187,8 @@ public struct ExecBackend: FirebaseAuthBackend {
 
     /// The program's real path, once `TrustedProgram` accepts it: a regular executable file that
     /// only this user or root can change, reached through directories and links only they can
-    /// change (or sticky directories such as /tmp). Anyone else who could write one of them could
+    /// change (or sticky directories such as /tmp, on the way but not holding it: there others could
+    /// add a library beside it that it loads). Anyone else who could write one of them could
     /// run code as this user with the account's first factor in hand. The real path is what runs:
     /// every directory on it passed the check, so nobody else can change what it names.
     func checkProgram() throws(FirebaseAuthError) -> String {
@@ -196,8 +197,10 @@ public struct ExecBackend: FirebaseAuthBackend {
         } catch {
             switch error {
             case .missing: throw .plugin(path: path, reason: "does not exist")
-            case .notExecutable: throw .plugin(path: path, reason: "is not an executable file")
+            case .notExecutable, .notRegularFile: throw .plugin(path: path, reason: "is not an executable file")
             case .anotherUsers: throw .plugin(path: path, reason: "\(error); install the plugin as your own or root's")
+            case .writableByOthers(_, let mode) where mode & S_ISVTX != 0:
+                throw .plugin(path: path, reason: "\(error); move the plugin to a directory only you or root can write")
             case .writableByOthers(let entry, _): throw .plugin(path: path, reason: "\(error); run chmod go-w \(entry)")
             case .unreadable, .tooManyLinks: throw .plugin(path: path, reason: error.description)
             }

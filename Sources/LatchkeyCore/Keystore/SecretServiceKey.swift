@@ -1,5 +1,6 @@
 import CLatchkeySecret
 import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// The `secret-service` keystore's key: a random 256-bit secret kept by the desktop Secret
@@ -13,6 +14,7 @@ public struct SecretServiceKey: PassphraseProvider {
     public init() {}
 
     public func passphrase(forVault path: String, creating: Bool) throws(KeystoreError) -> Secret {
+        if let problem = Self.libraryProblem { throw Self.failure(problem) }
         var secret: UnsafeMutablePointer<CChar>?
         var error: UnsafeMutablePointer<CChar>?
         let status = lk_secret_lookup(path, &secret, &error)
@@ -22,13 +24,13 @@ public struct SecretServiceKey: PassphraseProvider {
             return Secret(String(cString: secret!))
         case 1 where creating:
             let fresh = SecureRandom.token(byteCount: 32)
-            guard lk_secret_store(path, "Latchkey vault key (\(path))", fresh, &error) == 0 else { throw Self.failure(error) }
+            guard lk_secret_store(path, "Latchkey vault key (\(path))", fresh, &error) == 0 else { throw Self.failure(Self.taken(error)) }
             return Secret(fresh)
         case 1:
             throw .locked(
                 "the Secret Service holds no key for \(path) (was the desktop keyring reset?); move the file aside to start a new vault")
         default:
-            throw Self.failure(error)
+            throw Self.failure(Self.taken(error))
         }
     }
 
@@ -42,6 +44,7 @@ public struct SecretServiceKey: PassphraseProvider {
 
     /// Asks the Secret Service for the vault's key and drops it at once (`latchkey doctor`).
     public func availability(forVault path: String) -> Availability {
+        if let problem = Self.libraryProblem { return .unusable(Self.failure(problem).description) }
         var secret: UnsafeMutablePointer<CChar>?
         var error: UnsafeMutablePointer<CChar>?
         let status = lk_secret_lookup(path, &secret, &error)
@@ -49,20 +52,40 @@ public struct SecretServiceKey: PassphraseProvider {
         switch status {
         case 0: return .holdsKey
         case 1: return .noKey
-        default: return .unusable(Self.failure(error).description)
+        default: return .unusable(Self.failure(Self.taken(error)).description)
         }
     }
 
     /// Deletes the key (after the vault it protects was removed).
     public func forget(vault path: String) {
+        guard Self.libraryProblem == nil else { return }
         var error: UnsafeMutablePointer<CChar>?
         _ = lk_secret_clear(path, &error)
         free(error)
     }
 
-    private static func failure(_ error: UnsafeMutablePointer<CChar>?) -> KeystoreError {
-        let reason = error.map { String(cString: $0) } ?? "unknown error"
-        free(error)
+    /// libsecret, loaded once per process (a static is initialised exactly once) by absolute path
+    /// from the system's library directories (`SystemLibrary`); `nil` once loaded, else why not.
+    private static let libraryProblem: String? = {
+        let path: String
+        do throws(SystemLibrary.Failure) {
+            path = try SystemLibrary.locate(["libsecret-1.so.0"])
+        } catch .missing {
+            return "libsecret is not installed (Debian: apt install libsecret-1-0)"
+        } catch {
+            return error.description
+        }
+        var error: UnsafeMutablePointer<CChar>?
+        return lk_secret_load(path, &error) == 1 ? nil : taken(error)
+    }()
+
+    /// The message a C function returned, freed.
+    private static func taken(_ error: UnsafeMutablePointer<CChar>?) -> String {
+        defer { free(error) }
+        return error.map { String(cString: $0) } ?? "unknown error"
+    }
+
+    private static func failure(_ reason: String) -> KeystoreError {
         return .locked(
             "the desktop Secret Service is not usable (\(TerminalText.sanitized(reason, maxLength: 300))). Start one (gnome-keyring-daemon, "
                 + "KeePassXC or KWallet) in this session, or set keystore = \"vault\" in config.toml to use a passphrase")
