@@ -26,15 +26,18 @@ from conftest import EX_OK, EX_UNEXPECTED, LATCHKEY_BIN
 from test_install import BUILD_DIR, install
 
 PROGRAMS = ("latchkey", "latchkey-cli")
-# Every name the old code looked up with a bare dlopen, and the shared libraries latchkey-cli needs.
-PLANTED_NAMES = ("libcurl.so.4", "libcurl-gnutls.so.4", "libsecret-1.so.0", "libglib-2.0.so.0", "libncursesw.so.6", "libc.so.6")
+# Every name the old code looked up with a bare dlopen, libraries latchkey-cli needs (libc, ncurses)
+# and libraries libcurl needs (OpenSSL, nghttp2, zlib).
+PLANTED_NAMES = (
+    "libcurl.so.4", "libcurl-gnutls.so.4", "libsecret-1.so.0", "libglib-2.0.so.0", "libncursesw.so.6", "libc.so.6",
+    "libssl.so.3", "libcrypto.so.3", "libnghttp2.so.14", "libz.so.1")
 
 
 def dynamic_section(program: Path) -> str:
     return subprocess.run(["readelf", "-d", str(program)], capture_output=True, text=True, check=True).stdout
 
 
-def plant_libraries(directory: Path, marker: Path) -> None:
+def plant_libraries(directory: Path, marker: Path, names: tuple[str, ...] = PLANTED_NAMES) -> None:
     """Another user's shared library under each name: its constructor leaves `marker` if it is loaded."""
     source = directory / "planted.c"
     source.write_text(
@@ -45,7 +48,7 @@ def plant_libraries(directory: Path, marker: Path) -> None:
     library = directory / "planted.so"
     subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True, capture_output=True)
     source.unlink()
-    for name in PLANTED_NAMES:
+    for name in names:
         shutil.copyfile(library, directory / name)
     library.unlink()
 
@@ -147,14 +150,13 @@ def test_a_libcurl_planted_beside_latchkey_cli_in_a_sticky_directory_is_never_lo
 
 
 def test_a_libcurl_in_ld_library_path_is_not_loaded_either(lk, issuer):
-    """LD_LIBRARY_PATH is the person's own choice, but libcurl comes from the system's directories by path."""
+    """libcurl is opened by its absolute path, so no search path reaches it: not even LD_LIBRARY_PATH, though
+    that is the person's own choice (and still reaches libcurl's own dependencies, as the loader decides)."""
     url, requests = issuer
     directory = lk.root / "lib"
     directory.mkdir()
     marker = lk.root / "planted-library-ran"
-    plant_libraries(directory, marker)
-    (directory / "libc.so.6").unlink()  # the loader would take it for every program, python's included
-    (directory / "libncursesw.so.6").unlink()
+    plant_libraries(directory, marker, ("libcurl.so.4", "libcurl-gnutls.so.4", "libsecret-1.so.0"))
     result = subprocess.run(
         [str(LATCHKEY_BIN), "providers", "add", "--issuer", url, "--name", "planted"],
         env=lk.env(LD_LIBRARY_PATH=str(directory)), cwd=lk.root, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -193,3 +195,19 @@ def test_a_sticky_directory_above_the_install_is_still_accepted(lk):
         [str(sticky / "mine" / "bin" / "latchkey"), "--version"], env=lk.env(), cwd=lk.root, stdin=subprocess.DEVNULL,
         capture_output=True, text=True, timeout=60)
     assert result.returncode == EX_OK, result
+
+
+def test_a_link_to_latchkey_cli_in_a_sticky_directory_is_refused(lk):
+    """latchkey-cli a link into /tmp, say, from a private directory: what counts is the real file's directory."""
+    private = lk.root / "bin"
+    copy_programs(private)
+    shared = lk.root / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    (private / "latchkey-cli").rename(shared / "latchkey-cli")
+    (private / "latchkey-cli").symlink_to(shared / "latchkey-cli")
+    result = subprocess.run(
+        [str(private / "latchkey"), "--version"], env=lk.env(), cwd=lk.root, stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=60)
+    assert result.returncode == EX_UNEXPECTED, result
+    assert f"{shared} is writable by other users (mode 1777: sticky, but they can add files beside it)" in result.stderr, result
