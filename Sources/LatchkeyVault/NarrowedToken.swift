@@ -14,14 +14,53 @@ public struct NarrowedToken: Codable, Sendable, Equatable {
     public var expiresAt: Date?
     /// When it was issued: the validity margin is capped at half the lifetime from here.
     public var issuedAt: Date
+    /// When the vault last answered with it, to within `useGranularity`; `nil` for never since it
+    /// was issued (and in vaults written before it was kept).
+    public var lastUsedAt: Date?
 
-    public init(resource: String?, scopes: [String], accessToken: Secret, tokenType: String, expiresAt: Date?, issuedAt: Date) {
+    public init(
+        resource: String?, scopes: [String], accessToken: Secret, tokenType: String, expiresAt: Date?, issuedAt: Date,
+        lastUsedAt: Date? = nil
+    ) {
         self.resource = resource
         self.scopes = scopes
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.expiresAt = expiresAt
         self.issuedAt = issuedAt
+        self.lastUsedAt = lastUsedAt
+    }
+
+    /// The most narrowed tokens one account keeps. Each distinct (resource, scopes) asked for is a
+    /// token kept in the vault and a copy in the kernel keyring, and a forwarded host chooses what
+    /// it asks: without a bound, asking for ever new resources grows the vault until the 64 MiB cap
+    /// refuses all of it. 16 is several times what a person uses (a provider file's `resources`
+    /// and `git_resource`, each with a scope set or two), and 16 tokens with resources of at most
+    /// `ResourceIndicator.maximumLength` keep an account's share under 40 KB of a vault file that
+    /// is about 1.5 KB an account without them.
+    public static let keptPerAccount = 16
+
+    /// How stale `lastUsedAt` may get before a use is written to the vault: recording every use
+    /// would write the vault on every call the vault answers, and recency to the hour is all that
+    /// choosing which token to drop needs (as `relatime` does for file access times).
+    public static let useGranularity: TimeInterval = 3600
+
+    /// When it was last issued or answered with: what "least recently used" orders by.
+    public var lastUse: Date { max(issuedAt, lastUsedAt ?? issuedAt) }
+
+    /// Whether the vault should record a use at `now`: the one recorded is older than `useGranularity`.
+    public func needsUseRecorded(at now: Date) -> Bool { now.timeIntervalSince(lastUse) >= Self.useGranularity }
+
+    /// `kept` with `token` in place of any token for the same narrowing, cut to `keptPerAccount`:
+    /// expired ones go first, then the least recently used; `token` itself always stays.
+    public static func keeping(_ token: NarrowedToken, among kept: [NarrowedToken], now: Date) -> [NarrowedToken] {
+        let others = kept.filter { $0.resource != token.resource || $0.scopes != token.scopes }
+        let ranked = others.sorted { left, right in
+            let (leftExpired, rightExpired) = (!left.isValid(at: now, margin: 0), !right.isValid(at: now, margin: 0))
+            if leftExpired != rightExpired { return !leftExpired }
+            return left.lastUse > right.lastUse
+        }
+        return Array(ranked.prefix(keptPerAccount - 1)) + [token]
     }
 
     /// Whether it is still valid `margin` seconds from `now`, by the rule of

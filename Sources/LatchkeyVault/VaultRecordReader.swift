@@ -98,7 +98,7 @@ struct VaultRecordReader {
             var resource, tokenType: String?
             var scopes: [String]?
             var accessToken: Secret?
-            var expiresAt, issuedAt: Date?
+            var expiresAt, issuedAt, lastUsedAt: Date?
             try expect(UInt8(ascii: "{"))
             var members = Sequence()
             while let key = try nextMember(&members) {
@@ -109,6 +109,7 @@ struct VaultRecordReader {
                 case "tokenType": tokenType = try string()
                 case "expiresAt": expiresAt = null() ? nil : try date()
                 case "issuedAt": issuedAt = try date()
+                case "lastUsedAt": lastUsedAt = null() ? nil : try date()
                 default: try skipValue()
                 }
             }
@@ -118,7 +119,7 @@ struct VaultRecordReader {
             tokens.append(
                 NarrowedToken(
                     resource: resource, scopes: scopes, accessToken: accessToken, tokenType: tokenType, expiresAt: expiresAt,
-                    issuedAt: issuedAt))
+                    issuedAt: issuedAt, lastUsedAt: lastUsedAt))
         }
         return tokens
     }

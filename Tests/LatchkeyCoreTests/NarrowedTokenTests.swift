@@ -107,6 +107,79 @@ struct NarrowedTokenTests {
         #expect(kept.map(\.resource) == ["https://other.example/", Self.api])
     }
 
+    @Test("an account keeps at most 16 narrowed tokens however many resources are asked for, the latest among them")
+    func keptTokensAreCapped() async throws {
+        let server = FakeAuthorizationServer()
+        let (service, keystore) = try await signedIn(server)
+        let selector = AccountSelector(provider: "corp")
+        let resources = (0..<40).map { "https://api\($0).example/" + String(repeating: "x", count: 1900) }
+        for resource in resources {
+            server.clock.advance(by: 1)
+            _ = try await service.narrowedToken(for: selector, TokenNarrowing(resource: resource, scopes: []), minimumLifetime: 60)
+        }
+        let kept = try #require(try await keystore.records().first?.narrowedTokens)
+        #expect(kept.count == NarrowedToken.keptPerAccount)
+        #expect(Set(kept.compactMap(\.resource)) == Set(resources.suffix(NarrowedToken.keptPerAccount)), "the least recently used went")
+    }
+
+    @Test("past the cap an expired token goes first, then the least recently used; the new one always stays")
+    func whichTokensGo() {
+        let start = Date(timeIntervalSince1970: 1_750_000_000)
+        let now = start.addingTimeInterval(1000)
+        var kept = (0..<NarrowedToken.keptPerAccount).map { index in
+            NarrowedToken(
+                resource: "https://api\(index).example/", scopes: [], accessToken: Secret("t\(index)"), tokenType: "Bearer",
+                expiresAt: start.addingTimeInterval(index == 5 ? 100 : 10_000), issuedAt: start.addingTimeInterval(Double(index)))
+        }
+        kept[0].lastUsedAt = now.addingTimeInterval(-1)
+        func new(_ name: String) -> NarrowedToken {
+            NarrowedToken(
+                resource: "https://\(name).example/", scopes: [], accessToken: Secret(name), tokenType: "Bearer",
+                expiresAt: now.addingTimeInterval(3600), issuedAt: now)
+        }
+        let once = NarrowedToken.keeping(new("first"), among: kept, now: now)
+        #expect(once.count == NarrowedToken.keptPerAccount && once.last == new("first"))
+        #expect(!once.contains { $0.resource == "https://api5.example/" }, "the expired one went")
+        let twice = NarrowedToken.keeping(new("second"), among: once, now: now)
+        #expect(!twice.contains { $0.resource == "https://api1.example/" }, "then the least recently used")
+        #expect(twice.contains { $0.resource == "https://api0.example/" }, "issued first, but used since")
+        let again = NarrowedToken.keeping(new("second"), among: twice, now: now)
+        #expect(again.filter { $0.resource == "https://second.example/" }.count == 1, "one token per narrowing")
+    }
+
+    @Test("a kept token the vault answers with an hour after its last use has the use written, and not more often")
+    func useRecorded() async throws {
+        let server = FakeAuthorizationServer()
+        server.accessTokenLifetime(86_400)
+        let (service, keystore) = try await signedIn(server)
+        let selector = AccountSelector(provider: "corp")
+        let narrowing = TokenNarrowing(resource: Self.api, scopes: [])
+        _ = try await service.narrowedToken(for: selector, narrowing, minimumLifetime: 60)
+        server.clock.advance(by: 600)
+        _ = try await service.narrowedToken(for: selector, narrowing, minimumLifetime: 60)
+        #expect(try await keystore.records().first?.narrowedTokens?.first?.lastUsedAt == nil, "within the hour: nothing written")
+        server.clock.advance(by: 3600)
+        _ = try await service.narrowedToken(for: selector, narrowing, minimumLifetime: 60)
+        #expect(try await keystore.records().first?.narrowedTokens?.first?.lastUsedAt == server.clock.now())
+    }
+
+    @Test("a resource over 2 KiB, or not an absolute URI, is refused before the provider is asked or anything is kept")
+    func resourceBounded() async throws {
+        let server = FakeAuthorizationServer()
+        let (service, keystore) = try await signedIn(server)
+        let before = try await keystore.records()
+        let sent = server.transport.sent(to: "/token").count
+        for resource in ["https://api.example/" + String(repeating: "x", count: 2030), "not-a-uri", "https://api.example/#part"] {
+            await #expect(throws: NarrowingError.self) {
+                try await service.narrowedToken(
+                    for: AccountSelector(provider: "corp"), TokenNarrowing(resource: resource, scopes: []), minimumLifetime: 60)
+            }
+        }
+        #expect(ResourceIndicator.problem("https://api.example/" + String(repeating: "x", count: 2028)) == nil, "2048 bytes pass")
+        #expect(server.transport.sent(to: "/token").count == sent)
+        #expect(try await keystore.records() == before)
+    }
+
     @Test("a scope the account was not granted is refused before anything is sent")
     func widerScopeRefused() async throws {
         let server = FakeAuthorizationServer()

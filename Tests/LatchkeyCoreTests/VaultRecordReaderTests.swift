@@ -24,7 +24,8 @@ import Testing
         record.narrowedTokens = [
             NarrowedToken(
                 resource: "https://api.example/\(text)", scopes: [text], accessToken: Secret("n\(text)"), tokenType: "DPoP",
-                expiresAt: Date(timeIntervalSince1970: date), issuedAt: Date(timeIntervalSince1970: date - 1)),
+                expiresAt: Date(timeIntervalSince1970: date), issuedAt: Date(timeIntervalSince1970: date - 1),
+                lastUsedAt: Date(timeIntervalSince1970: date - 0.5)),
             NarrowedToken(
                 resource: nil, scopes: [], accessToken: Secret(text), tokenType: "Bearer", expiresAt: nil,
                 issuedAt: Date(timeIntervalSince1970: date)),

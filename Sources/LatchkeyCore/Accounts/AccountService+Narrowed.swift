@@ -11,10 +11,13 @@ public enum NarrowingError: LatchkeyError, Equatable {
     /// as glewlwyd accept at refresh only a resource the sign-in named, so a sign-in naming it
     /// is what can help.
     case resourceNotSignedIn(String, account: String, provider: String)
+    /// Not a resource indicator (`ResourceIndicator.problem` says why): refused before the
+    /// provider is asked or anything is kept, whichever door it came in by.
+    case invalidResource(problem: String)
 
     public var category: FailureCategory {
         switch self {
-        case .scopesNotGranted, .notOAuth: return .usage
+        case .scopesNotGranted, .notOAuth, .invalidResource: return .usage
         case .resourceNotSignedIn: return .notFound
         }
     }
@@ -30,6 +33,8 @@ public enum NarrowingError: LatchkeyError, Equatable {
         case .resourceNotSignedIn(let resource, let account, let provider):
             return
                 "\(provider) refused a token for \(TerminalText.sanitized(resource, maxLength: 200)) (invalid_target): it gives one only for a resource the sign-in asked for; sign in again for it with `\(RefreshError.login(provider, account, "--resource", resource))`. The account was kept."
+        case .invalidResource(let problem):
+            return "resource: \(problem)"
         }
     }
 }
@@ -64,15 +69,19 @@ extension AccountService {
 
     /// An access token for `narrowing` valid for at least `minimumLifetime` seconds: the one kept
     /// from an earlier call when it still is, else a new one from the account's refresh token,
-    /// kept with the account (one per resource and scopes) along with a rotated refresh token.
-    /// Single-flight under the keystore's lock, as `validRecord`.
+    /// kept with the account (one per resource and scopes, at most `NarrowedToken.keptPerAccount`)
+    /// along with a rotated refresh token. Single-flight under the keystore's lock, as `validRecord`.
     public func narrowedToken(for selector: AccountSelector, _ narrowing: TokenNarrowing, minimumLifetime: TimeInterval) async throws
         -> NarrowedToken
     {
+        if let resource = narrowing.resource, let problem = ResourceIndicator.problem(resource) {
+            throw NarrowingError.invalidResource(problem: problem)
+        }
         let records = try await keystore.records()
         let selector = here?.selector(selector, among: records) ?? selector
         let record = try selector.select(from: records)
         if let kept = record.narrowedTokens?.first(where: narrowing.matches), kept.isValid(at: engine.now(), margin: minimumLifetime) {
+            if kept.needsUseRecorded(at: engine.now()) { await recordUse(of: narrowing, by: selector) }
             return kept
         }
         let missing = narrowing.scopes.filter { !record.scopes.contains($0) }
@@ -98,8 +107,20 @@ extension AccountService {
                 throw NarrowingError.resourceNotSignedIn(resource, account: current.label, provider: provider.name)
             }
             records[index].refreshToken = rotated ?? current.refreshToken
-            records[index].narrowedTokens = (current.narrowedTokens ?? []).filter { !narrowing.matches($0) } + [token]
+            records[index].narrowedTokens = NarrowedToken.keeping(token, among: current.narrowedTokens ?? [], now: engine.now())
             return token
+        }
+    }
+
+    /// Notes in the vault that the token kept for `narrowing` answered a call now, so it is among
+    /// the last to go when the account keeps too many. Best effort: a use that cannot be written
+    /// (the vault is busy or read-only) costs only that order.
+    private func recordUse(of narrowing: TokenNarrowing, by selector: AccountSelector) async {
+        let now = engine.now()
+        _ = try? await keystore.update { records in
+            let index = try selector.index(in: records)
+            guard let position = records[index].narrowedTokens?.firstIndex(where: narrowing.matches) else { return }
+            records[index].narrowedTokens?[position].lastUsedAt = now
         }
     }
 }

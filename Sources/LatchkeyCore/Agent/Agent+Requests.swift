@@ -57,32 +57,53 @@ extension Agent {
     // MARK: - Tokens
 
     /// A token of `selector`'s account for the client on `connection`, if it may have one:
-    /// a forwarded client only an account marked `forward = true`, and an account marked
-    /// `confirm = true` only once a person agreed. Refreshed first when needed, and logged. With
-    /// `narrowing`, the access token is that account's for that resource and those scopes.
+    /// a forwarded client only an account marked `forward = true`, chosen among those alone, and
+    /// only for a resource the provider file lists; an account marked `confirm = true` only once a
+    /// person agreed. Refreshed first when needed, and logged. With `narrowing`, the access token
+    /// is that account's for that resource and those scopes.
     private func release(
         _ selector: AccountSelector, minimumLifetime: Int, tokens: AgentRequest.Tokens, narrowing: TokenNarrowing? = nil,
         for request: AgentRequest, on connection: AgentConnection
     ) async throws -> AgentAnswer {
+        if let resource = narrowing?.resource, let problem = ResourceIndicator.problem(resource) {
+            throw NarrowingError.invalidResource(problem: problem)
+        }
         let settings = settings()
         let forwarded = connection.kind == .forwarded
         let service = service(settings, workingDirectory: forwarded ? nil : request.workingDirectory)
-        let all = try await records.records()
-        let record = try (service.here?.selector(selector, among: all) ?? selector).select(from: all)
-        let name = "\(record.provider):\(record.label)"
-        let sharing = settings.configuration.sharing(of: record, provider: try? settings.catalog.provider(named: record.provider))
         let requester = Requester(connection: connection, claimed: request.client)
-        func logged(_ outcome: ReleaseLog.Entry.Outcome, _ reason: String? = nil) {
+        func logged(account: String, _ outcome: ReleaseLog.Entry.Outcome, _ reason: String? = nil) {
             if let problem = log.append(
                 ReleaseLog.Entry(
-                    time: Date(), account: name, requester: requester.description, forwarded: forwarded, outcome: outcome, reason: reason))
+                    time: Date(), account: account, requester: requester.description, forwarded: forwarded, outcome: outcome,
+                    reason: reason))
             {
                 options.say(problem)
             }
         }
-        if forwarded && !sharing.forward {
-            logged(.refused, "not forwarded")
-            throw AgentError.notForwarded(account: name)
+        let record: AccountRecord
+        if forwarded {
+            // Among the shared accounts only: a selector that names another, or nothing, gets the
+            // words one that names no account at all gets, and an error listing candidates lists
+            // only shared ones.
+            do {
+                record = try selector.select(from: try await records.records().filter { isShared($0, settings) })
+            } catch AccountSelectionError.notSignedIn {
+                logged(account: selector.description, .refused, "no account shared with forwarded connections")
+                throw AgentError.notShared
+            }
+        } else {
+            let all = try await records.records()
+            record = try (service.here?.selector(selector, among: all) ?? selector).select(from: all)
+        }
+        let name = "\(record.provider):\(record.label)"
+        let provider = try? settings.catalog.provider(named: record.provider)
+        let sharing = settings.configuration.sharing(of: record, provider: provider)
+        func logged(_ outcome: ReleaseLog.Entry.Outcome, _ reason: String? = nil) { logged(account: name, outcome, reason) }
+        // Each resource asked for is kept in the vault: a forwarded host may not choose them.
+        if forwarded, let resource = narrowing?.resource, !(provider?.listedResources.contains(resource) ?? false) {
+            logged(.refused, "a resource the provider file does not list")
+            throw AgentError.resourceNotListed(provider: record.provider)
         }
         if sharing.confirm {
             let timeout = settings.configuration.agent.confirmTimeout
@@ -174,17 +195,22 @@ extension Agent {
         let settings = settings()
         let forwarded = connection.kind == .forwarded
         let service = service(settings, workingDirectory: forwarded ? nil : request.workingDirectory)
-        let visible = try await records.records().filter { record in
-            !forwarded
-                || settings.configuration.sharing(of: record, provider: try? settings.catalog.provider(named: record.provider)).forward
-        }
+        let visible = try await records.records().filter { !forwarded || isShared($0, settings) }
         let report = StatusReport(
             records: visible, keystore: records.backendName + (forwarded ? " (forwarded)" : ""), now: Date(),
             here: service.here.map { ($0.accounts, $0.path) })
+        // A forwarded host hears only of the providers of the accounts it may use: the others,
+        // and that they are configured here, are none of its business.
+        let providers = settings.catalog.providers.filter { provider in !forwarded || visible.contains { $0.provider == provider.name } }
         var answer = AgentAnswer(ok: true)
         answer.report = try report.json()
-        answer.lines = report.listing(providers: settings.catalog.providers)
+        answer.lines = report.listing(providers: providers)
         return answer
+    }
+
+    /// Whether `record` is marked `forward = true`, by its `[accounts]` table or its provider file.
+    private func isShared(_ record: AccountRecord, _ settings: Settings) -> Bool {
+        settings.configuration.sharing(of: record, provider: try? settings.catalog.provider(named: record.provider)).forward
     }
 
     // MARK: - Failures

@@ -85,10 +85,21 @@ extension ProtocolChoices {
     }
 }
 
-/// A resource indicator (RFC 8707 §2): an absolute URI without a fragment.
+/// A resource indicator (RFC 8707 §2): an absolute URI without a fragment, of at most
+/// `maximumLength` bytes. The one check for every door a resource comes in by: `token`, `exec`
+/// and `proof --resource`, `git-credential --resource`, `login --resource`, the provider file's
+/// `resources` and `git_resource`, and the agent's requests, local and forwarded.
 public enum ResourceIndicator {
+    /// 2 KiB: a URL of an API is rarely a tenth of it, and each one asked for is kept in the vault
+    /// with its token (`NarrowedToken.keptPerAccount` of them per account), so it is what bounds
+    /// what a client, a forwarded host included, can make the vault keep.
+    public static let maximumLength = 2048
+
     /// Why `text` cannot be a `resource` value, or `nil` when it can.
     public static func problem(_ text: String) -> String? {
+        guard text.utf8.count <= maximumLength else {
+            return "a resource of \(text.utf8.count) bytes is longer than the \(maximumLength) a resource indicator may have"
+        }
         guard let url = URL(string: text), url.scheme != nil, !text.contains(" ") else {
             return
                 "\"\(TerminalText.sanitized(text, maxLength: 80))\" is not an absolute URI (RFC 8707 §2), such as https://api.example.com/"

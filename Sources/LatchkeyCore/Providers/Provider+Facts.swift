@@ -80,6 +80,15 @@ extension Provider {
         }
     }
 
+    /// The APIs the provider file names (`resources`, then `git_resource`): the only resources the
+    /// agent narrows a token to for a forwarded host, which must not choose what the vault keeps.
+    public var listedResources: [String] {
+        switch kind {
+        case .oidc(let client), .oauth2(let client): return client.choices.resources + (client.choices.gitResource.map { [$0] } ?? [])
+        case .firebase: return []
+        }
+    }
+
     /// This provider with `extra` asked for at sign-in too (`login --resource`, or a sign-in again
     /// for a `--resource`), after the file's `resources` and moved last when listed there:
     /// glewlwyd heeds only the last one. `nil` for a firebase provider, which has no resources.
