@@ -14,8 +14,14 @@ The attacks on the agent's limits are in test_agent_attacks.py.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import threading
 import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import requests
 
 from agent_support import agent_env, agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import ALICE, EX_NO_ACCOUNT, EX_OK, EX_UNAVAILABLE, assert_userinfo
@@ -87,7 +93,7 @@ def test_the_container_helper_says_the_agents_refusal_on_stdout_as_its_protocol_
     agents("--forward-socket", str(forward))
     docker = lk.run("docker-credential", "get", env={"LATCHKEY_AGENT": forward, "LATCHKEY_PASSPHRASE_FILE": None},
                     input=b"registry.example.test")
-    assert docker.code != EX_OK and docker.stdout.startswith("latchkey: ") and "not shared with forwarded" in docker.stdout, docker
+    assert docker.code != EX_OK and docker.stdout.startswith("latchkey: ") and "shared with forwarded connections" in docker.stdout, docker
 
 
 def test_the_default_socket_answers_when_latchkey_agent_is_unset_and_the_vault_is_locked(lk, idp_a, agents):
@@ -185,3 +191,83 @@ def test_a_raw_client_gets_one_json_answer_and_the_connection_closes(lk, idp_a, 
     assert answer["ok"] is True and answer["access_token"] == token and answer["account"] == ALICE
     (refusal,) = ask(agent.socket, {"op": "token", "selector": "nope"})
     assert refusal["ok"] is False and refusal["exit"] == EX_NO_ACCOUNT and "nope" in refusal["message"]
+
+
+def test_a_default_socket_that_takes_the_connection_and_closes_it_is_passed_over_as_no_agent(lk, idp_a, runtime):
+    """An agent too busy to serve (all its connections taken) closes new ones unanswered."""
+    token = signed_in(lk, idp_a)
+    lk.run("lock")  # so that neither the token copies nor the cached key answer before the agent is tried
+    directory = runtime / "latchkey"
+    directory.mkdir(mode=0o700)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(directory / "agent.sock"))
+    server.listen(16)
+    closed = []
+
+    def accept_and_close():
+        while True:
+            try:
+                client, _ = server.accept()
+            except OSError:
+                return
+            closed.append(1)
+            client.close()
+
+    threading.Thread(target=accept_and_close, daemon=True).start()
+    try:
+        env = {"XDG_RUNTIME_DIR": runtime}
+        result = lk.run("token", "a", env=env)
+        assert result.code == EX_OK and result.stdout == token + "\n", result
+        assert closed, "the socket was tried"
+        status = lk.run("status", "--json", env=env)
+        assert status.code == EX_OK and status.json()["accounts"][0]["account"] == ALICE, status
+    finally:
+        server.close()
+
+
+class ResourceBlindTokenEndpoint:
+    """The IdP's token endpoint without `resource`: a server that gives a token for any resource
+    asked at refresh, as a forwarded host would want one to."""
+
+    def __init__(self, upstream: str):
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                form = urllib.parse.parse_qsl(self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode())
+                body = urllib.parse.urlencode([(key, value) for key, value in form if key != "resource"])
+                answer = requests.post(upstream, data=body, headers={"Content-Type": self.headers["Content-Type"]}, timeout=30)
+                self.send_response(answer.status_code)
+                self.send_header("Content-Type", answer.headers.get("Content-Type", "application/json"))
+                self.send_header("Content-Length", str(len(answer.content)))
+                self.end_headers()
+                self.wfile.write(answer.content)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/o/token/"
+
+
+def test_the_vault_keeps_at_most_16_narrowed_tokens_an_account_however_many_resources_are_asked(lk, idp_a, agents):
+    endpoint = ResourceBlindTokenEndpoint(f"{idp_a.issuer}/token/")
+    try:
+        lk.add_provider("a", idp_a, token_endpoint=endpoint.url)
+        assert lk.login("a").code == EX_OK
+        agent = agents()
+        sizes = {}
+        for i in range(40):
+            (answer,) = ask(agent.socket, {"op": "token", "selector": "a", "resource": f"https://api{i}.example.test/" + "x" * 1900})
+            assert answer["ok"] is True, answer
+            sizes[i] = len(lk.vault_bytes())
+    finally:
+        endpoint.server.shutdown()
+    # Each token kept is about 2 KB: 24 more would be about 48 KB more.
+    assert sizes[15] - sizes[0] > 25_000, sizes
+    assert sizes[39] - sizes[15] < 2000, sizes
+    over = ask(agent.socket, {"op": "token", "selector": "a", "resource": "https://api.example.test/" + "x" * 2100})[0]
+    assert over["ok"] is False and "longer than the 2048 a resource indicator may have" in over["message"], over
+    direct = lk.run("token", "a", "--resource", "https://api.example.test/" + "x" * 2100)
+    assert direct.code != EX_OK and "--resource" in direct.stderr and "2048" in direct.stderr, direct
+    assert len(lk.vault_bytes()) == sizes[39]

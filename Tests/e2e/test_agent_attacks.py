@@ -4,7 +4,9 @@ a test that fails without it:
 
 * garbage, a nesting bomb and a request larger than 16 KiB get a one-line refusal and the
   connection is closed; a client that never finishes its request is dropped after 5 s; more than
-  64 connections at once are closed on arrival; all the while other clients are served;
+  64 local connections at once are closed on arrival; all the while other clients are served;
+* a forwarded host gets at most 32 connections, apart from the local ones, and the connections
+  it is refused are said on stderr once in a while, not once each;
 * a peer of another uid is refused (SO_PEERCRED), even one the socket's mode would let in (root);
 * a socket path that exists and is not this user's socket, or a socket directory others may use,
   stops the agent from starting, with the reason, and is left alone; a stale socket is replaced;
@@ -104,7 +106,36 @@ def test_more_than_64_connections_at_once_are_closed_on_arrival_and_serving_resu
     for client in idle:
         client.close()
     wait_for(lambda: _answers(agent, token), timeout=5, what="the agent to serve again")
-    assert "64 connections are open already" in agent.stderr()
+    assert "64 local connections are open already" in agent.stderr()
+
+
+def test_a_forwarded_host_holding_every_connection_it_may_leaves_local_clients_served_and_stderr_quiet(lk, idp_a, agents, runtime):
+    token = signed_in(lk, idp_a)
+    forward = runtime / "latchkey" / "forward.sock"
+    agent = agents("--forward-socket", str(forward))
+    held = [connect(forward) for _ in range(32)]
+    time.sleep(0.5)
+    refused = []
+    for _ in range(200):
+        extra = connect(forward, timeout=3)
+        refused.append(extra.recv(1))
+        extra.close()
+    assert refused == [b""] * 200, "past 32 forwarded connections each is closed at once"
+    assert_still_serving(agent, token)
+    said = agent.stderr().count("refused a connection")
+    assert 1 <= said <= 3, f"{said} lines for 200 refused connections:\n{agent.stderr()[-2000:]}"
+    assert "32 forwarded connections are open already" in agent.stderr()
+    for client in held:
+        client.close()
+    wait_for(lambda: _forwarded_answers(forward), timeout=5, what="the forward socket to serve again")
+
+
+def _forwarded_answers(forward) -> bool:
+    try:
+        (answer,) = ask(forward, {"op": "status"}, timeout=2)
+        return answer.get("ok") is True
+    except (OSError, ValueError):
+        return False
 
 
 def _answers(agent, token) -> bool:

@@ -5,7 +5,12 @@ command run through that server with an empty HOME: it holds no vault, no key, n
 
 * a remote command gets a token through the forwarded socket (LATCHKEY_AGENT), for an account
   marked forward = true, and `status` there lists only such accounts;
-* an account not marked for forwarding is refused, and so are `approve` and `deny`;
+* an account not marked for forwarding is refused, and so are `approve` and `deny`; the account is
+  chosen among the shared ones only, so every refusal is the same and names no other account, and
+  `status` names no other provider;
+* a forwarded host cannot fill the vault: it gets narrowed tokens only for the resources the
+  provider file lists;
+* a process named `sshd-session` (OpenSSH 9.8 and later) on the local socket counts as forwarded;
 * forwarding the local socket itself (`ssh -R …:agent.sock`) is served as forwarded too;
 * killing the agent gives the remote command a clear error within a second.
 """
@@ -19,13 +24,14 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from agent_support import AgentProcess, agents, runtime, wait_for  # noqa: F401  (fixtures)
+from agent_support import AgentProcess, agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import ALICE, BOB, EX_OK, EX_UNAVAILABLE, EX_VAULT, LATCHKEY_BIN, _LIVE_GROUPS, _die_with_parent, _kill_group
 
 SSHD = Path("/usr/sbin/sshd")
@@ -163,12 +169,13 @@ def test_an_account_not_marked_for_forwarding_is_refused_and_status_lists_only_w
     remote = RemoteHost(sshd.root)
     refused = sshd.ssh((remote.socket, forward), remote.command("token", "b"))
     assert refused.returncode == EX_VAULT and refused.stdout == "", refused
-    assert f"b:{BOB} is not shared with forwarded connections" in refused.stderr, refused
+    assert "no account shared with forwarded connections answers this request" in refused.stderr, refused
+    assert BOB not in refused.stderr, refused
     status = sshd.ssh((remote.socket, forward), remote.command("status", "--json"))
     assert status.returncode == 0, status
     assert [(a["provider"], a["account"]) for a in json.loads(status.stdout)["accounts"]] == [("a", ALICE)]
     listing = sshd.ssh((remote.socket, forward), remote.command("status"))
-    assert ALICE in listing.stdout and BOB not in listing.stdout, listing
+    assert ALICE in listing.stdout and BOB not in listing.stdout and "IdP B" not in listing.stdout, listing
     assert lk.run("agent", "log", "--json").json()[-1]["outcome"] == "refused"
 
 
@@ -187,7 +194,7 @@ def test_forwarding_the_local_socket_itself_is_served_as_forwarded(lk, idp_a, id
     remote = RemoteHost(sshd.root)
     assert sshd.ssh((remote.socket, agent.socket), remote.command("token", "a")).stdout == token + "\n"
     refused = sshd.ssh((remote.socket, agent.socket), remote.command("token", "b"))
-    assert refused.returncode == EX_VAULT and "not shared with forwarded connections" in refused.stderr, refused
+    assert refused.returncode == EX_VAULT and "no account shared with forwarded connections" in refused.stderr, refused
     assert "came from ssh" in agent.stderr()
 
 
@@ -209,3 +216,56 @@ def test_killing_the_agent_gives_the_remote_a_clear_error_within_a_second(lk, id
     assert "closed the connection without answering" in text or "no agent answers" in text, text
     elapsed = int(text.split("ms=")[1].split()[0])
     assert elapsed < 1000, f"the remote waited {elapsed} ms"
+
+
+def test_a_forwarded_host_gets_the_same_refusal_for_every_account_it_is_not_given_and_no_labels(lk, idp_a, idp_b, agents, runtime):
+    two_accounts_one_forwarded(lk, idp_a, idp_b)
+    forward = start_forwarding(agents, runtime)
+    # Unshared (bob at b), at an unshared provider by the wrong name, at a provider that does not
+    # exist, and a missing account at the shared provider: one answer, no label, no provider.
+    answers = [ask(forward, {"op": "token", "selector": selector})[0] for selector in ("b", f"b:{BOB}", "b:nobody", "nosuch", "a:nobody")]
+    assert all(answer["ok"] is False for answer in answers), answers
+    assert len({answer["message"] for answer in answers}) == 1, answers
+    assert "no account shared with forwarded connections answers this request" in answers[0]["message"]
+    assert all(BOB not in answer["message"] and ALICE not in answer["message"] for answer in answers), answers
+    (git,) = ask(forward, {"op": "git-credential", "git": "protocol=https\nhost=git.example.test\n"})
+    assert git["ok"] is True and "credential" in git, "the shared account still answers"
+    (status,) = ask(forward, {"op": "status"})
+    assert not any("IdP B" in line or line.startswith("b ") for line in status["lines"]), status["lines"]
+    log = lk.run("agent", "log", "--json").json()
+    assert log[-1]["outcome"] == "released" and log[-2]["outcome"] == "refused" and log[-2]["forwarded"] is True
+
+
+API = "https://api.example.test/v1/"
+
+
+def test_a_forwarded_host_gets_narrowed_tokens_only_for_resources_the_provider_file_lists(lk, idp_a, agents, runtime):
+    lk.add_provider("a", idp_a, forward=True, resources=[API])
+    assert lk.login("a").code == EX_OK
+    forward = start_forwarding(agents, runtime)
+    before = len(lk.vault_bytes())
+    for i in range(5):
+        (refused,) = ask(forward, {"op": "token", "selector": "a", "resource": f"https://api{i}.example.test/" + "x" * 1900})
+        assert refused["ok"] is False and "provider file lists (resources, git_resource)" in refused["message"], refused
+    assert len(lk.vault_bytes()) == before, "nothing kept for a resource the host chose"
+    (listed,) = ask(forward, {"op": "token", "selector": "a", "resource": API})
+    assert listed["ok"] is True and listed["access_token"], listed
+    (scoped,) = ask(forward, {"op": "token", "selector": "a", "scope": "email"})
+    assert scoped["ok"] is True, "scopes alone are the account's own, bounded by what it was granted"
+
+
+def test_a_connection_from_a_process_named_sshd_session_is_served_as_forwarded(lk, idp_a, idp_b, agents, runtime):
+    """OpenSSH 9.8 split sshd: the process serving a connection's forwarding is `sshd-session`."""
+    two_accounts_one_forwarded(lk, idp_a, idp_b)
+    agent = agents()
+    script = (
+        "import ctypes, json, socket, sys\n"
+        "ctypes.CDLL(None).prctl(15, b'sshd-session', 0, 0, 0)\n"  # PR_SET_NAME: /proc/self/comm
+        "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+        "s.sendall(json.dumps({'v': 1, 'op': 'token', 'selector': 'b'}).encode() + b'\\n')\n"
+        "print(s.makefile().readline(), end='')\n")
+    result = subprocess.run([sys.executable, "-c", script, str(agent.socket)], capture_output=True, text=True, timeout=30,
+                            stdin=subprocess.DEVNULL)
+    answer = json.loads(result.stdout)
+    assert answer["ok"] is False and "no account shared with forwarded connections" in answer["message"], (answer, result.stderr)
+    assert "came from ssh" in agent.stderr()

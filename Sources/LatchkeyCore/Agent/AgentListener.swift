@@ -25,8 +25,13 @@ final class AgentListener: Sendable {
         var requestTime: Duration = .seconds(5)
         /// A final answer must be taken within this long, or the connection is dropped.
         var answerTime: Duration = .seconds(10)
-        /// Connections at once (waiting confirmations and open screens included); more are closed at once.
-        var connections = 64
+        /// Connections at once from this machine (waiting confirmations and open screens included);
+        /// more are closed at once.
+        var localConnections = 64
+        /// Connections at once from forwarded hosts (the forward socket, and the local one when ssh
+        /// forwards it), counted apart from the local ones: a forwarded host that holds all it may
+        /// leaves this machine's clients every one of theirs.
+        var forwardedConnections = 32
         /// What a `watch` connection (the screen) may leave unread before it is dropped.
         var unreadBytes = 1 << 20
     }
@@ -94,6 +99,7 @@ final class AgentListener: Sendable {
     func run() {
         var clients: [Int: Client] = [:]
         var nextID = 1
+        var notices: [String: RepeatedNotice] = [:]
         let clock = ContinuousClock()
         var buffer = [UInt8](repeating: 0, count: 16_384)
         defer {
@@ -145,14 +151,14 @@ final class AgentListener: Sendable {
                 while Glibc.read(wake.read, &drain, drain.count) > 0 {}
             }
             for (index, socket) in sockets.enumerated() where fds[1 + index].revents != 0 {
-                accept(on: socket, into: &clients, nextID: &nextID, deadline: clock.now + limits.requestTime)
+                accept(on: socket, into: &clients, nextID: &nextID, notices: &notices, now: clock.now)
             }
             for (offset, id) in order.enumerated() {
                 guard var client = clients[id] else { continue }
                 let revents = Int32(fds[1 + sockets.count + offset].revents)
                 var keep = true
                 if revents & Int32(POLLIN) != 0 && !client.requestRead {
-                    keep = read(into: &client, buffer: &buffer)
+                    keep = read(into: &client, buffer: &buffer, notice: &notices["long", default: RepeatedNotice()], now: clock.now)
                 }
                 if keep && revents & Int32(POLLOUT) != 0 && !client.output.isEmpty {
                     let sent = client.output.withUnsafeBytes { lk_send_some(client.descriptor, $0.baseAddress, $0.count) }
@@ -181,7 +187,16 @@ final class AgentListener: Sendable {
         }
     }
 
-    private func accept(on socket: Socket, into clients: inout [Int: Client], nextID: inout Int, deadline: ContinuousClock.Instant) {
+    /// Takes every connection waiting on `socket`: each one from another user, or past its kind's
+    /// limit, is closed at once. What is said about them is said at most once per
+    /// `RepeatedNotice.interval` for each reason, since a client can cause it as often as it likes.
+    private func accept(
+        on socket: Socket, into clients: inout [Int: Client], nextID: inout Int, notices: inout [String: RepeatedNotice],
+        now: ContinuousClock.Instant
+    ) {
+        func say(_ reason: String, _ text: String) {
+            if let line = notices[reason, default: RepeatedNotice()].occurred(text, at: now) { log(line) }
+        }
         while true {
             let descriptor = lk_unix_accept(socket.descriptor)
             guard descriptor >= 0 else { return }
@@ -189,33 +204,39 @@ final class AgentListener: Sendable {
             var uid: uid_t = 0
             var gid: gid_t = 0
             guard lk_peer_credentials(descriptor, &pid, &uid, &gid) == 0, uid == geteuid() else {
-                log("refused a connection on \(socket.path) from uid \(uid) (pid \(pid)): only uid \(geteuid()) may use this agent")
+                say("uid", "refused a connection on \(socket.path) from uid \(uid) (pid \(pid)): only uid \(geteuid()) may use this agent")
                 close(descriptor)
                 continue
             }
-            guard clients.count < limits.connections else {
-                log("refused a connection on \(socket.path): \(limits.connections) connections are open already")
-                close(descriptor)
-                continue
-            }
-            let id = nextID
-            nextID += 1
             // `ssh -R …:agent.sock` forwards the local socket itself: its connections come from
             // the ssh client (or, with `ssh -L`, sshd) and are served as forwarded ones.
             var kind = socket.kind
-            if kind == .local && Requester.isSSH(pid) {
-                kind = .forwarded
-                log(
+            let fromSSH = kind == .local && Requester.isSSH(pid)
+            if fromSSH { kind = .forwarded }
+            let limit = kind == .local ? limits.localConnections : limits.forwardedConnections
+            guard clients.values.count(where: { $0.connection.kind == kind }) < limit else {
+                say(
+                    "full \(kind.rawValue)",
+                    "refused a connection on \(socket.path): \(limit) \(kind.rawValue) connections are open already")
+                close(descriptor)
+                continue
+            }
+            if fromSSH {
+                say(
+                    "ssh",
                     "a connection on \(socket.path) came from ssh (pid \(pid)): served as forwarded;"
                         + " forward the --forward-socket path instead")
             }
+            let id = nextID
+            nextID += 1
             let connection = AgentConnection(id: id, kind: kind, pid: pid, listener: self)
-            clients[id] = Client(connection: connection, descriptor: descriptor, deadline: deadline)
+            clients[id] = Client(connection: connection, descriptor: descriptor, deadline: now + limits.requestTime)
         }
     }
 
     /// Reads what arrived; hands a whole line to the handler. `false` drops the connection.
-    private func read(into client: inout Client, buffer: inout [UInt8]) -> Bool {
+    private func read(into client: inout Client, buffer: inout [UInt8], notice: inout RepeatedNotice, now: ContinuousClock.Instant) -> Bool
+    {
         let room = limits.requestBytes - client.input.count
         let count = buffer.withUnsafeMutableBytes { Glibc.recv(client.descriptor, $0.baseAddress, min(room, $0.count), 0) }
         if count < 0 { return errno == EAGAIN || errno == EINTR }
@@ -230,7 +251,11 @@ final class AgentListener: Sendable {
         }
         guard client.input.count < limits.requestBytes else {
             refuse(client, "the request is longer than \(limits.requestBytes) bytes")
-            log("refused a request longer than \(limits.requestBytes) bytes (\(client.connection.peerSummary))")
+            if let line = notice.occurred(
+                "refused a request longer than \(limits.requestBytes) bytes (\(client.connection.peerSummary))", at: now)
+            {
+                log(line)
+            }
             return false
         }
         return true

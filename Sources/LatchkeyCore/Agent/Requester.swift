@@ -75,13 +75,32 @@ struct Requester: Sendable, Equatable, CustomStringConvertible {
         return fields.count > 1 ? Int32(fields[1]) : nil
     }
 
+    /// The programs a connection to the local socket comes from when someone forwards it: the SSH
+    /// client (`ssh -R …:agent.sock`), and the server's process for one connection (`ssh -L`):
+    /// `sshd` until OpenSSH 9.8, `sshd-session` from 9.8 on.
+    static let sshPrograms: Set<String> = ["ssh", "sshd", "sshd-session"]
+
     /// Whether `pid` runs an SSH client or server: a connection to the local socket from one is
-    /// someone forwarding it (`ssh -R …:agent.sock`) and is treated as forwarded.
-    /// Read from /proc/PID/comm, which stays readable when the process made itself undumpable
-    /// (its `exe` link does not).
+    /// someone forwarding it and is treated as forwarded.
+    ///
+    /// Best effort. The executable (/proc/PID/exe) is checked, and the process's name
+    /// (/proc/PID/comm) as well, because OpenSSH's processes make themselves undumpable, which
+    /// hides their `exe` link from their own user; either one naming an SSH program counts, since
+    /// a process any program may name so only gets less for it. An SSH program copied or linked
+    /// under another name is not recognised: `--forward-socket` is the way to forward the agent.
     static func isSSH(_ pid: Int32) -> Bool {
-        guard let name = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return false }
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        return trimmed == "ssh" || trimmed == "sshd"
+        let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+        let name = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
+        return isSSH(executable: executable, name: name)
+    }
+
+    /// `isSSH` on what /proc said: the executable's path (`nil` when hidden) and the process's name.
+    static func isSSH(executable: String?, name: String?) -> Bool {
+        // The kernel marks an executable replaced since it started (an upgrade) " (deleted)".
+        let program = executable.map { path in
+            (path.hasSuffix(" (deleted)") ? String(path.dropLast(10)) : path).split(separator: "/").last.map(String.init) ?? path
+        }
+        let names = [program, name?.trimmingCharacters(in: .whitespacesAndNewlines)].compactMap { $0 }
+        return names.contains(where: sshPrograms.contains)
     }
 }

@@ -3,8 +3,8 @@ import LatchkeyCore
 import LatchkeyVault
 
 /// `latchkey agent`'s own terminal: what it says, and, when it runs in one, releases waiting for
-/// approval asked there (`y 3` or `n 3`; `y` or `n` alone answers the oldest). A desktop
-/// notification says the same where there is a desktop.
+/// approval asked there (`y 3` or `n 3`; `y` or `n` alone only while one waits: `TypedAnswer`).
+/// A desktop notification says the same where there is a desktop.
 struct AgentTerminalPrompt: Sendable {
     let environment: [String: String]
 
@@ -35,17 +35,18 @@ struct AgentTerminalPrompt: Sendable {
         guard asksHere else { return }
         Thread.detachNewThread {
             while let line = readLine() {
-                let words = line.split(separator: " ")
-                guard let word = words.first?.lowercased(), ["y", "yes", "n", "no"].contains(word) else {
+                switch TypedAnswer(line, waiting: agent.waiting.map(\.id)) {
+                case .answer(let id, let approve):
+                    Self.say(
+                        agent.answer(id, approve: approve) ? "\(approve ? "approved" : "denied") request \(id)" : "no request \(id) waits")
+                case .notAnAnswer:
                     if !line.isEmpty { Self.say("answer a request with y N or n N") }
-                    continue
-                }
-                guard let id = words.count > 1 ? Int(words[1]) : agent.waiting.first?.id else {
+                case .nothingWaits:
                     Self.say("no request waits for approval")
-                    continue
+                case .whichOne(let ids):
+                    Self.say(
+                        "requests \(ids.map(String.init).joined(separator: ", ")) wait: answer one with y N or n N")
                 }
-                let approve = word.hasPrefix("y")
-                Self.say(agent.answer(id, approve: approve) ? "\(approve ? "approved" : "denied") request \(id)" : "no request \(id) waits")
             }
         }
     }
