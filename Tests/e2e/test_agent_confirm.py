@@ -91,6 +91,32 @@ def test_the_agents_own_terminal_answers_y_id(tmux, lk, idp_a, runtime):
     tmux.wait_for(lambda _: f"approved request {request}" in tmux.capture(joined=True), timeout=10, what="the answer")
 
 
+def test_a_bare_y_on_the_agents_terminal_answers_nothing_while_two_requests_wait(tmux, lk, idp_a, runtime):
+    """Not the oldest: one that arrived a moment before the key (from a forwarded host, say)
+    would get the approval meant for the other."""
+    confirmed_account(lk, idp_a)
+    env = lk.env(XDG_RUNTIME_DIR=runtime, TERM="tmux-256color")
+    tmux.start(f"{LATCHKEY_BIN} agent", env)
+    tmux.wait_text("listening on", timeout=30)
+    client_env = {"LATCHKEY_AGENT": runtime / "latchkey" / "agent.sock", "LATCHKEY_PASSPHRASE_FILE": None}
+    first = lk.start("token", "a", env=client_env)
+    older = waiting_request(first)
+    second = lk.start("token", "a", env=client_env)
+    newer = waiting_request(second)
+    tmux.wait_for(lambda _: f"type y {newer} or n {newer} here" in tmux.capture(joined=True), timeout=10, what="the second prompt")
+    tmux.send("y", "Enter")
+    tmux.wait_for(lambda _: f"requests {older}, {newer} wait: answer one with y N" in tmux.capture(joined=True), timeout=10,
+                  what="the agent asking which")
+    time.sleep(0.5)
+    assert first.running() and second.running(), "a bare y released a token while two requests waited"
+    tmux.send(f"y {newer}", "Enter")
+    result = second.finish(30)
+    assert result.code == EX_OK, result
+    assert first.running(), "only the request named was answered"
+    tmux.send(f"n {older}", "Enter")
+    assert first.finish(30).code == EX_VAULT
+
+
 def test_the_open_screen_asks_naming_the_requester_and_y_releases_the_token(tmux, lk, idp_a, agents, runtime):
     confirmed_account(lk, idp_a)
     agent = agents()
