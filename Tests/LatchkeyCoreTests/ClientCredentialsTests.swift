@@ -56,6 +56,27 @@ struct ClientCredentialsTests {
         #expect(try await keystore.records().count == 1)
     }
 
+    @Test("a machine identity's token for a resource is a client credentials grant naming it, not a refresh it cannot make")
+    func narrowedByGrant() async throws {
+        let path = try secretFile("s3cret", mode: 0o600)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var choices = ProtocolChoices()
+        choices.grant = .clientCredentials
+        choices.clientSecretFile = path
+        let server = FakeAuthorizationServer(choices: choices)
+        server.transport.route("/token", json: #"{"access_token":"machine-1","token_type":"Bearer","expires_in":300}"#)
+        let keystore = InMemoryKeystore()
+        let service = server.service(keystore: keystore)
+        _ = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+        let narrowing = TokenNarrowing(resource: "https://api.example.com/", scopes: [])
+        let token = try await service.narrowedToken(for: AccountSelector(provider: "corp"), narrowing, minimumLifetime: 60)
+        #expect(token.accessToken.exposedValue == "machine-1" && token.resource == "https://api.example.com/")
+        let form = try #require(server.transport.sent(to: "/token").last).form
+        #expect(form["grant_type"] == "client_credentials" && form["resource"] == "https://api.example.com/" && form["scope"] == "email")
+        #expect(form["refresh_token"] == nil && form["client_secret"] == "s3cret")
+        #expect(server.transport.sent(to: "/token").count == 2)
+    }
+
     /// A FakeAuthorizationServer whose provider signs in with the key `pem` in a 0600 file.
     func keyServer(pem: String, keyID: String?) throws -> (FakeAuthorizationServer, path: String) {
         let path = try secretFile(pem, mode: 0o600)

@@ -87,7 +87,9 @@ FEATURES = {
 # `email` scope, one for API_PROFILE the `profile` scope.
 API_MAIL = "https://mail.api.example.test/"
 API_PROFILE = "https://profile.api.example.test/"
-RESOURCES = {"email": [API_MAIL], "profile": [API_PROFILE]}
+# And one for the machine client's `ci` scope (the client-credentials feature).
+API_CI = "https://ci.api.example.test/"
+RESOURCES = {"email": [API_MAIL], "profile": [API_PROFILE], "ci": [API_CI]}
 # The `client-credentials` feature's machine client and the scope it may ask for.
 CI_SCOPE = "ci"
 CI_CLIENT = "latchkey-ci"

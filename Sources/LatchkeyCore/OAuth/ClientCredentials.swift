@@ -14,13 +14,7 @@ extension OAuthEngine {
     {
         let scopes = provider.scopes.filter { $0 != "openid" }
         let key = try machineKey(provider, metadata: metadata, existing: existing)
-        // Built for each request sent: a client assertion is single-use, so a DPoP nonce retry signs a new one.
-        let tokens = try await tokenRequest(metadata.tokenEndpoint, proofKey: key) {
-            var form = [("grant_type", "client_credentials")]
-            form += try machineAuthentication(provider, tokenEndpoint: metadata.tokenEndpoint)
-            if !scopes.isEmpty { form.append(("scope", scopes.joined(separator: " "))) }
-            return form
-        }
+        let tokens = try await clientCredentialsGrant(provider, metadata: metadata, proofKey: key, scopes: scopes)
         let time = now()
         var record = AccountRecord(
             provider: provider.name, issuer: provider.issuer ?? metadata.tokenEndpoint.absoluteString, subject: provider.clientID,
@@ -31,6 +25,22 @@ extension OAuthEngine {
         // bound, and a bearer token shown as DPoP-bound would be sent with the wrong scheme.
         if tokens.tokenType.lowercased() == "dpop" { record.dpopKey = key?.stored }
         return record
+    }
+
+    /// The grant's answer (RFC 6749 §4.4.2) for `scopes` and, narrowed, one `resource` (RFC 8707
+    /// §2): a machine identity has no refresh token, so a token for another resource or fewer
+    /// scopes is a grant of its own.
+    func clientCredentialsGrant(
+        _ provider: OAuthProvider, metadata: ServerMetadata, proofKey: DPoPKey?, scopes: [String], resource: String? = nil
+    ) async throws -> TokenResponse {
+        // Built for each request sent: a client assertion is single-use, so a DPoP nonce retry signs a new one.
+        try await tokenRequest(metadata.tokenEndpoint, proofKey: proofKey) {
+            var form = [("grant_type", "client_credentials")]
+            form += try machineAuthentication(provider, tokenEndpoint: metadata.tokenEndpoint)
+            if !scopes.isEmpty { form.append(("scope", scopes.joined(separator: " "))) }
+            if let resource { form.append(("resource", resource)) }
+            return form
+        }
     }
 
     /// The machine's DPoP key when the provider binds tokens (`dpop`, as for a person's sign-in):

@@ -215,14 +215,22 @@ public struct OAuthEngine: Sendable {
 
     /// A token for `narrowing` from `record`'s refresh token: `resource` (RFC 8707 §2.2) and a
     /// narrower `scope` (RFC 6749 §6) on a refresh request. The account's own access token stays
-    /// as it is; a rotated refresh token comes back, to replace the account's.
+    /// as it is; a rotated refresh token comes back, to replace the account's. A machine identity
+    /// has no refresh token: its narrowed token is a client credentials grant for them.
     public func narrowedToken(
         _ record: AccountRecord, _ narrowing: TokenNarrowing, provider: OAuthProvider, metadata: ServerMetadata
     ) async throws -> (NarrowedToken, rotatedRefreshToken: Secret?) {
-        var extra: [(String, String)] = []
-        if let resource = narrowing.resource { extra.append(("resource", resource)) }
-        if !narrowing.scopes.isEmpty { extra.append(("scope", narrowing.scopes.joined(separator: " "))) }
-        let tokens = try await refreshGrant(record, provider: provider, metadata: metadata, extra: extra)
+        let tokens: TokenResponse
+        if provider.choices.grant == .clientCredentials {
+            let scopes = narrowing.scopes.isEmpty ? record.scopes.filter { $0 != "openid" } : narrowing.scopes
+            tokens = try await clientCredentialsGrant(
+                provider, metadata: metadata, proofKey: try proofKey(of: record), scopes: scopes, resource: narrowing.resource)
+        } else {
+            var extra: [(String, String)] = []
+            if let resource = narrowing.resource { extra.append(("resource", resource)) }
+            if !narrowing.scopes.isEmpty { extra.append(("scope", narrowing.scopes.joined(separator: " "))) }
+            tokens = try await refreshGrant(record, provider: provider, metadata: metadata, extra: extra)
+        }
         let time = now()
         let token = NarrowedToken(
             resource: narrowing.resource, scopes: narrowing.scopes, accessToken: tokens.accessToken, tokenType: tokens.tokenType,
