@@ -473,6 +473,34 @@ def test_a_machine_identity_gets_tokens_without_a_person(lk, glewlwyd_current):
     assert lk.token("ci") != token
 
 
+def test_a_machine_identitys_token_for_a_resource_is_a_grant_naming_it(lk, glewlwyd_current):
+    # No refresh token to narrow: the token for a resource is a client credentials grant of its own.
+    api_ci = glewlwyd_current.info["resources"]["ci"][0]
+    add_machine(lk, glewlwyd_current, glewlwyd_current.info["machine_client"]["secret_file"], resources=[api_ci])
+    own = lk.token("ci")
+    narrowed = lk.token("ci", "--resource", api_ci)
+    _, claims = jwt_parts(narrowed)
+    assert claims["aud"] == api_ci and claims["sub"] == "latchkey-ci", claims
+    assert narrowed != own and lk.token("ci", "--resource", api_ci) == narrowed, "kept like a person's"
+
+
+def test_a_machine_identity_with_no_vault_and_no_passphrase_gets_its_token_and_writes_nothing(lk, glewlwyd_current):
+    # A CI job: no vault, no LATCHKEY_PASSPHRASE_FILE, no terminal. Each command gets its own grant.
+    add_machine(lk, glewlwyd_current, glewlwyd_current.info["machine_client"]["secret_file"])
+    without = {"LATCHKEY_PASSPHRASE_FILE": None}
+    before = set(lk.files())
+    first = lk.run("token", "ci", env=without)
+    assert first.code == EX_OK and first.stdout.count("\n") == 1, first
+    assert jwt_parts(first.stdout.strip())[1]["sub"] == "latchkey-ci"
+    api_ci = glewlwyd_current.info["resources"]["ci"][0]
+    narrowed = lk.run("token", "ci", "--resource", api_ci, env=without)
+    assert narrowed.code == EX_OK and jwt_parts(narrowed.stdout.strip())[1]["aud"] == api_ci, narrowed
+    assert not lk.vault.exists() and set(lk.files()) == before, set(lk.files()) - before
+    # Given a passphrase, the account is kept in the vault as any other.
+    lk.token("ci")
+    assert [account["account"] for account in lk.status()] == ["latchkey-ci"]
+
+
 def test_a_client_secret_file_others_can_read_is_refused_before_anything_is_sent(lk, glewlwyd_current, tmp_path):
     secret = tmp_path / "ci-client-secret"
     secret.write_text(open(glewlwyd_current.info["machine_client"]["secret_file"]).read())

@@ -52,8 +52,7 @@ extension AccountService {
         } catch  where Self.needsSignIn(error) {
             // A machine identity needs nobody to sign in.
             if let client = try catalog.provider(named: selector.provider).machineIdentity {
-                _ = try await signInAsClient(client)
-                return try await validRecord(for: selector, minimumLifetime: minimumLifetime)
+                return try await machineAccount(client)
             }
             guard let interaction else {
                 // Nobody to sign in here: config.toml's hook tells the person (a desktop notification).

@@ -87,10 +87,42 @@ public struct AccountService: Sendable {
 
     /// A machine identity's sign-in (`grant = "client_credentials"`): no person, no browser.
     func signInAsClient(_ provider: OAuthProvider) async throws -> (AccountRecord, SignInOutcome) {
-        let existing = try await keystore.records().first { $0.provider == provider.name && $0.subject == provider.clientID }
-        let record = try await engine.clientCredentials(
-            provider: provider, metadata: try await engine.metadata(for: provider), replacing: existing)
+        let record = try await clientCredentials(provider)
         return (record, try await store(record))
+    }
+
+    /// The client credentials grant's account for `provider`, renewing the one kept (its DPoP key).
+    private func clientCredentials(_ provider: OAuthProvider) async throws -> AccountRecord {
+        let existing = try await keystore.records().first { $0.provider == provider.name && $0.subject == provider.clientID }
+        return try await engine.clientCredentials(
+            provider: provider, metadata: try await engine.metadata(for: provider), replacing: existing)
+    }
+
+    /// A machine identity's account for a command that hands its token on: kept in the vault as
+    /// any account, except where there is no vault and nothing to create one with (a CI job with
+    /// neither a vault nor a passphrase file). There the grant's token serves this command alone
+    /// and nothing is written: a machine needs no vault to be itself.
+    func machineAccount(_ provider: OAuthProvider) async throws -> AccountRecord {
+        let record = try await clientCredentials(provider)
+        do {
+            // Asked first: `store` would create the vault's directory and lock file before it
+            // finds there is no passphrase.
+            try await keystore.prepareForWriting()
+        } catch .noVault {
+            return record
+        }
+        _ = try await store(record)
+        return record
+    }
+
+    /// For a machine account no vault keeps (`machineAccount`), the token for `narrowing`: a
+    /// grant of its own, for this command alone. `nil` for every account the vault keeps.
+    func unkeptMachineToken(of record: AccountRecord, _ narrowing: TokenNarrowing) async throws -> Secret? {
+        guard let provider = try catalog.provider(named: record.provider).machineIdentity,
+            try await !keystore.records().contains(where: { $0.isSameAccount(as: record) })
+        else { return nil }
+        let metadata = try await engine.metadata(for: provider)
+        return try await engine.narrowedToken(record, narrowing, provider: provider, metadata: metadata).0.accessToken
     }
 
     /// Adds the account, or updates it when the same identity signs in again.

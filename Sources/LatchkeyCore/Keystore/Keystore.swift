@@ -64,6 +64,8 @@ extension Keystore {
 /// Why the keystore could not be used. Files are named; secrets never are.
 public enum KeystoreError: LatchkeyError, Equatable {
     case locked(String)
+    /// There is no vault yet, and no passphrase to create one with: `how` says how to give one.
+    case noVault(String)
     case wrongPassphrase(path: String)
     case damaged(path: String, reason: String)
     case newerFormat(path: String, version: Int)
@@ -85,6 +87,8 @@ public enum KeystoreError: LatchkeyError, Equatable {
         switch self {
         case .locked(let how):
             return "the vault is locked: \(how)"
+        case .noVault(let how):
+            return "there is no vault yet to keep the account in: \(how)"
         case .wrongPassphrase(let path):
             return "wrong passphrase for \(path) (nothing was changed)"
         case .damaged(let path, let reason):

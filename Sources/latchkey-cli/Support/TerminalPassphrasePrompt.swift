@@ -10,7 +10,8 @@ import LatchkeyVault
 struct TerminalPassphrasePrompt: PassphraseProvider {
     func passphrase(forVault path: String, creating: Bool) throws(KeystoreError) -> Secret {
         guard let terminal = TerminalDevice.open() else {
-            throw .locked("there is no terminal to ask for the passphrase; set LATCHKEY_PASSPHRASE_FILE to a 0600 file holding it")
+            let how = "there is no terminal to ask for the passphrase; set LATCHKEY_PASSPHRASE_FILE to a 0600 file holding it"
+            throw creating ? .noVault(how) : .locked(how)
         }
         defer { terminal.close() }
         if creating {
