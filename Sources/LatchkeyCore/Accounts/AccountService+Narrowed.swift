@@ -50,6 +50,7 @@ extension AccountService {
         signingInWith interaction: (any SignInInteraction)? = nil
     ) async throws -> (token: Secret, record: AccountRecord) {
         guard let narrowing else { return (record.accessToken, record) }
+        if let token = try await unkeptMachineToken(of: record, narrowing) { return (token, record) }
         let account = AccountSelector(provider: record.provider, account: record.subject)
         do {
             return (try await narrowedToken(for: account, narrowing, minimumLifetime: minimumLifetime).accessToken, record)
