@@ -97,6 +97,19 @@ def test_a_mapping_to_an_account_or_provider_that_does_not_exist_is_a_warning_wi
     assert "nope, which is not a configured provider" in status.stderr and f"{config}:3:" in status.stderr, status
 
 
+def test_a_mapping_whose_directory_does_not_exist_or_climbs_through_a_missing_one_is_a_warning_with_the_line(lk, idp_a, two_accounts):
+    work = two_accounts
+    missing, climbing = lk.root / "not-yet", lk.root / "gone" / ".." / "work"
+    config = write_config(lk, f'[directories."{work}"]\na = "{ALICE}"\n\n[directories."{missing}"]\na = "{BOB}"\n\n'
+                              f'[directories."{climbing}"]\na = "{BOB}"\n')
+    status = lk.run("status", cwd=work)
+    assert status.code == EX_OK, status
+    assert f"{config}:4: [directories.\"{missing}\"] does not exist" in status.stderr, status
+    assert f"{config}:7: [directories.\"{climbing}\"] goes through . or .." in status.stderr, status
+    assert f"{config}:1:" not in status.stderr, status
+    assert_userinfo(idp_a, token_in(lk, work), ALICE)
+
+
 def test_the_launcher_alone_answers_by_the_mapping_and_answers_nothing_once_config_toml_changed(lk, idp_a, two_accounts):
     """The fast path is where most `token` calls end: it applies the same mapping from the copy
     the full command leaves in the keyring, and never one older than config.toml."""

@@ -40,6 +40,9 @@ struct StatusCommand: AsyncParsableCommand {
     private func warnAboutMappings(_ here: WorkingDirectory, records: [AccountRecord], catalog: ProviderCatalog) {
         for mapping in here.accounts.mappings {
             let place = here.configFile + (mapping.line.map { ":\($0)" } ?? "")
+            if let problem = mapping.pathProblem {
+                Output.error("warning: \(place): [directories.\"\(TerminalText.sanitized(mapping.written, maxLength: 200))\"] \(problem)")
+            }
             for (provider, account) in mapping.accounts.sorted(by: { $0.key < $1.key }) {
                 if !catalog.providers.contains(where: { $0.name == provider }) {
                     Output.error(
