@@ -138,8 +138,8 @@ struct DevicePollerTests {
     }
 
     @Test(
-        "expires_in and interval that are not whole numbers fall back to 600 and 5 seconds",
-        arguments: ["true", #""30""#, "7.5", "null", "[7]"])
+        "expires_in and interval that are no lifetime (WireLifetime) fall back to 600 and 5 seconds",
+        arguments: ["true", #""30s""#, "7.5", "-3", "null", "[7]"])
     func numbersFallBack(value: String) throws {
         let authorization = try Self.parse(
             #"{"device_code":"d","user_code":"u","verification_uri":"https://idp.example.com/device","expires_in":"#

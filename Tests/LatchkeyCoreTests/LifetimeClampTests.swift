@@ -19,6 +19,27 @@ struct LifetimeClampTests {
         #expect(-Int(wholeSeconds: -value) >= Int(wholeSeconds: value))
     }
 
+    @Test(
+        "every lifetime from the wire is read one way: whole, non-negative, digits as text too, at most ten years",
+        arguments: [
+            ("3600", 3600), ("\"3600\"", 3600), ("0", 0), ("1e300", WireLifetime.longest),
+            ("\"99999999999999999999999\"", WireLifetime.longest),
+            ("59.5", nil), ("-1", nil), ("\"-1\"", nil), ("\"12s\"", nil), ("\"\"", nil), ("true", nil), ("\"٣\"", nil), ("null", nil),
+        ] as [(String, Int?)])
+    func oneLifetimeReading(json: String, expected: Int?) throws {
+        let value = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+        #expect(WireLifetime(value)?.seconds == expected)
+        // The token endpoint refuses what is no lifetime; the device endpoint and a plugin take it as absent.
+        let token = HTTPResponse(status: 200, body: Array(#"{"access_token":"a","token_type":"Bearer","expires_in":\#(json)}"#.utf8))
+        let parsed = Result { try TokenResponse.parse(token, endpoint: "token endpoint") }
+        #expect((try? parsed.get())?.expiresIn == expected)
+        #expect((try? parsed.get()) != nil || (expected == nil && json != "null"))
+        let device = HTTPResponse(
+            status: 200,
+            body: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://idp.example/d","expires_in":\#(json)}"#.utf8))
+        #expect(try DeviceAuthorization.parse(device).expiresIn == max(1, min(expected ?? 600, 3600)))
+    }
+
     @Test("an absurd expiry from a server is stored as at most ten years away")
     func boundedExpiry() throws {
         let now = Date(timeIntervalSince1970: 1_750_000_000)

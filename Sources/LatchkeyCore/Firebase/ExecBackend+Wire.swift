@@ -66,7 +66,7 @@ extension ExecBackend {
         /// `tokens`
         var idToken: String?
         var refreshToken: String?
-        /// `expires_in`: seconds, a number; anything else is ignored and a fraction is cut off.
+        /// `expires_in`: seconds (`WireLifetime`); anything else counts as absent.
         var expiresIn: Int?
         var secondFactor: String?
         var account: Account?
@@ -90,7 +90,7 @@ extension ExecBackend {
             session = container.lenient(forKey: .session)
             idToken = container.lenient(forKey: .idToken)
             refreshToken = container.lenient(forKey: .refreshToken)
-            expiresIn = container.lenientNumber(forKey: .expiresIn).flatMap { Int(exactly: $0.rounded(.towardZero)) }
+            expiresIn = container.lenient(WireLifetime.self, forKey: .expiresIn)?.seconds
             secondFactor = container.lenient(forKey: .secondFactor)
             account = container.lenient(forKey: .account)
         }

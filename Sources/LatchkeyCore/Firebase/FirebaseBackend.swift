@@ -43,7 +43,7 @@ public struct FirebaseBackend: FirebaseAuthBackend {
             return .signedIn(
                 SignInTokens(
                     idToken: Secret(idToken), refreshToken: response.refreshToken.map(Secret.init),
-                    expiresIn: response.expiresIn.flatMap { Int($0) }))
+                    expiresIn: response.expiresIn.flatMap(WireLifetime.init(text:))?.seconds))
         }
         guard let pending = response.mfaPendingCredential, let enrollments = response.mfaInfo else {
             throw .malformedResponse(backend: "Firebase", reason: "neither idToken nor mfaPendingCredential with mfaInfo")
@@ -131,7 +131,7 @@ public struct FirebaseBackend: FirebaseAuthBackend {
         let response: FirebaseWire.GrantTokenResponse = try await send(request, operation: "securetoken v1/token")
         return SignInTokens(
             idToken: Secret(response.idToken), refreshToken: response.refreshToken.map(Secret.init),
-            expiresIn: response.expiresIn.flatMap { Int($0) })
+            expiresIn: response.expiresIn.flatMap(WireLifetime.init(text:))?.seconds)
     }
 
     // MARK: - Transport

@@ -67,8 +67,8 @@ extension DeviceAuthorization {
             userCode = container.lenient(forKey: .userCode)
             verificationURI = container.lenient(forKey: .verificationURI) ?? container.lenient(forKey: .verificationURL)
             verificationURIComplete = container.lenient(forKey: .verificationURIComplete)
-            expiresIn = container.lenient(JSONValue.self, forKey: .expiresIn)?.wholeNumber
-            interval = container.lenient(JSONValue.self, forKey: .interval)?.wholeNumber
+            expiresIn = container.lenient(WireLifetime.self, forKey: .expiresIn)?.seconds
+            interval = container.lenient(WireLifetime.self, forKey: .interval)?.seconds
         }
     }
 }
