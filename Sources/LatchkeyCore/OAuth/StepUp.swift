@@ -29,18 +29,15 @@ public struct StepUp: Sendable, Equatable {
     /// token was verified when it was stored or received, so its claims are only read here.
     public func problem(with record: AccountRecord, at now: Date) -> StepUpError? {
         guard !isEmpty else { return nil }
-        let claims = record.idToken.flatMap(Self.claims(of:)) ?? [:]
+        let claims = record.idToken.flatMap(Claims.init(of:)) ?? Claims()
         let label = record.label
         if !acrValues.isEmpty {
-            let acr = claims["acr"] as? String
-            guard let acr, acrValues.contains(acr) else {
-                return .acr(asked: acrValues, got: acr, account: label, provider: record.provider)
+            guard let acr = claims.acr, acrValues.contains(acr) else {
+                return .acr(asked: acrValues, got: claims.acr, account: label, provider: record.provider)
             }
         }
         if let maxAge {
-            guard let authTime = (claims["auth_time"] as? NSNumber)?.doubleValue else {
-                return .noAuthTime(account: label, provider: record.provider)
-            }
+            guard let authTime = claims.authTime else { return .noAuthTime(account: label, provider: record.provider) }
             if now.timeIntervalSince1970 - authTime > Double(maxAge) {
                 return .tooOld(maxAge: maxAge, account: label, provider: record.provider)
             }
@@ -48,10 +45,33 @@ public struct StepUp: Sendable, Equatable {
         return nil
     }
 
-    static func claims(of token: Secret) -> [String: Any]? {
-        let parts = token.exposedValue.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])) else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any]
+    /// The two claims step-up reads from an ID token that was verified when it was received.
+    struct Claims: Decodable {
+        /// `acr` (OIDC Core §2)
+        var acr: String?
+        /// `auth_time` (OIDC Core §2), seconds since the epoch.
+        var authTime: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case acr
+            case authTime = "auth_time"
+        }
+
+        init() {}
+
+        init?(of token: Secret) {
+            let parts = token.exposedValue.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])),
+                let claims = try? JSONDecoder().decode(Self.self, from: Data(payload))
+            else { return nil }
+            self = claims
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            acr = container.lenient(forKey: .acr)
+            authTime = container.lenientNumber(forKey: .authTime)
+        }
     }
 }
 
