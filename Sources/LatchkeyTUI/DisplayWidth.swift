@@ -43,6 +43,28 @@ public enum DisplayWidth {
         return cut + String(repeating: " ", count: max(0, width - of(cut)))
     }
 
+    /// `text` in lines of at most `width` cells, broken at spaces, for text a person must read
+    /// whole to act on (a hint, a code, a help line): a word is broken only when it is longer
+    /// than a line (an address), so a code or a word that fits a line is never split.
+    public static func wordWrapped(_ text: String, to width: Int) -> [String] {
+        guard width > 0 else { return [] }
+        var lines: [String] = []
+        var current = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+            let candidate = current.isEmpty ? String(word) : current + " " + word
+            if of(candidate) <= width {
+                current = candidate
+                continue
+            }
+            if !current.isEmpty { lines.append(current) }
+            let pieces = wrapped(String(word), to: width)
+            lines += pieces.dropLast()
+            current = pieces.last ?? ""
+        }
+        if !current.isEmpty || lines.isEmpty { lines.append(current) }
+        return lines
+    }
+
     /// `text` split into pieces of at most `width` cells each, never splitting a character.
     public static func wrapped(_ text: String, to width: Int) -> [String] {
         guard width > 0 else { return [] }

@@ -24,9 +24,7 @@ extension Renderer {
                 device, expiresAt: expiresAt, title: title, state: state, width: width, height: height, firstRow: firstRow)
         }
         var lines: [[Frame.Span]] = [blank(width), line(width) { $0.append(" " + title, .accent) }, blank(width)]
-        func add(_ text: String, _ style: TextStyle = .normal) {
-            for piece in wordWrapped(text, to: width - 1) { lines.append(line(width) { $0.append(" " + piece, style) }) }
-        }
+        func add(_ text: String, _ style: TextStyle = .normal) { lines += paragraph(text, width: width, style) }
         func field(_ label: String, _ shown: String, focused: Bool) {
             lines.append(
                 line(width) { builder in
@@ -40,53 +38,44 @@ extension Renderer {
             add("\(spin) \(safe(text))")
         case .choosingMode:
             let why = "This is an SSH session ($SSH_CONNECTION is set): a browser started here would open on this machine, not on yours."
-            for piece in wordWrapped(why, to: width - 2) { lines.append(line(width) { $0.append(" " + piece, .warning) }) }
+            add(why, .warning)
             lines.append(blank(width))
             let choices = [
                 ("p", "paste the redirect URL from a browser on your own machine"),
                 ("d", "show a device code to enter on any device (if the provider allows it)"),
                 ("b", "open a browser here anyway"),
             ]
-            for (key, meaning) in choices {
-                lines.append(
-                    line(width) { builder in
-                        builder.append("   " + key + "  ", .accent)
-                        builder.append(meaning)
-                    })
-            }
+            for (key, meaning) in choices { lines += paragraph(meaning, width: width, lead: "   " + key + "  ", leadStyle: .accent) }
         case .browser(let url, let redirectURI, let listeningOn, let browserProblem):
             if let browserProblem {
-                for piece in wordWrapped("No browser could be opened: \(safe(browserProblem))", to: width - 2) {
-                    lines.append(line(width) { $0.append(" " + piece, .warning) })
-                }
-                lines.append(line(width) { $0.append(" \(spin) Open this address in a browser on this machine,") })
-                lines.append(line(width) { $0.append(" or press p to paste the redirect URL from elsewhere, d for a device code.") })
-                if state.demo != nil {
-                    lines.append(
-                        line(width) { $0.append(" Demo: press a and the demo browser signs in as the demo user for you.", .accent) })
-                }
+                add("No browser could be opened: \(safe(browserProblem))", .warning)
+                add("\(spin) Open this address in a browser on this machine,")
+                add("or press p to paste the redirect URL from elsewhere, d for a device code.")
+                if state.demo != nil { add("Demo: press a and the demo browser signs in as the demo user for you.", .accent) }
             } else {
-                lines.append(line(width) { $0.append(" \(spin) Opening your browser… waiting for it to come back.") })
-                lines.append(line(width) { $0.append(" If no browser opened, open this address:") })
+                add("\(spin) Opening your browser… waiting for it to come back.")
+                add("If no browser opened, open this address:")
             }
             lines.append(blank(width))
-            links += address(url, into: &lines, width: width, height: height, reserved: 5, firstRow: firstRow)
-            lines.append(blank(width))
+            var after = [blank(width)]
             if !listeningOn.isEmpty {
-                lines.append(line(width) { $0.append(" Listening on \(listeningOn.map(safe).joined(separator: " and "))") })
-                lines.append(line(width) { $0.append(" for \(safe(redirectURI))", .dim) })
+                after += paragraph("Listening on \(listeningOn.map(safe).joined(separator: " and "))", width: width)
+                after += paragraph("for \(safe(redirectURI))", width: width, .dim)
             }
+            // Below the address: its "continues" line and what listens.
+            links += address(url, into: &lines, width: width, height: height, reserved: after.count + 2, firstRow: firstRow)
+            lines += after
         case .paste(let url, let redirectURI, let submitted):
-            lines.append(line(width) { $0.append(" 1. Open this address in a browser on any machine:") })
+            lines += paragraph("Open this address in a browser on any machine:", width: width, lead: " 1. ")
             lines.append(blank(width))
-            links += address(url, into: &lines, width: width, height: height, reserved: 8, firstRow: firstRow)
-            lines.append(blank(width))
-            lines.append(
-                line(width) {
-                    $0.append(" 2. After you sign in, the browser fails to load \(safe(redirectURI))… (nothing listens there).")
-                })
-            lines.append(line(width) { $0.append("    Copy the whole address from its address bar.") })
-            lines.append(line(width) { $0.append(" 3. Paste it here and press Enter:") })
+            var after = [blank(width)]
+            after += paragraph(
+                "After you sign in, the browser fails to load \(safe(redirectURI))… (nothing listens there). "
+                    + "Copy the whole address from its address bar.", width: width, lead: " 2. ")
+            after += paragraph("Paste it here and press Enter:", width: width, lead: " 3. ")
+            // Below the address: its "continues" line, the steps, the entry and the count under it.
+            links += address(url, into: &lines, width: width, height: height, reserved: after.count + 4, firstRow: firstRow)
+            lines += after
             let entry = screen.fields.first ?? TextEntry()
             lines.append(
                 line(width) { builder in
@@ -193,9 +182,7 @@ extension Renderer {
         let roomy = height >= 20
         var left: [[Frame.Span]] = roomy ? [blank(textWidth)] : []
         var links: [Frame.Hyperlink] = []
-        func wrap(_ text: String, _ style: TextStyle = .normal) -> [[Frame.Span]] {
-            wordWrapped(text, to: textWidth - 1).map { piece in line(textWidth) { $0.append(" " + piece, style) } }
-        }
+        func wrap(_ text: String, _ style: TextStyle = .normal) -> [[Frame.Span]] { paragraph(text, width: textWidth, style) }
         func add(_ text: String, _ style: TextStyle = .normal) { left += wrap(text, style) }
         add("\(title) with a device code", .accent)
         add("Client \(safe(device.clientID)) asks to sign in.", .warning)
@@ -273,9 +260,7 @@ extension Renderer {
     static func addProvider(_ screen: AddProviderScreen, state: AppState, width: Int) -> [[Frame.Span]] {
         let spin = String(spinner[state.spinnerStep % spinner.count])
         var lines: [[Frame.Span]] = [blank(width), line(width) { $0.append(" Add a provider", .accent) }, blank(width)]
-        func add(_ text: String, _ style: TextStyle = .normal) {
-            for piece in wordWrapped(text, to: width - 1) { lines.append(line(width) { $0.append(" " + piece, style) }) }
-        }
+        func add(_ text: String, _ style: TextStyle = .normal) { lines += paragraph(text, width: width, style) }
         switch screen.step {
         case .loading:
             add("\(spin) Looking for the installed presets…")
@@ -357,25 +342,5 @@ extension Renderer {
         }
         if state.demo != nil && screen.demoVisit != nil { keys.insert("a demo browser", at: 0) }
         return keys
-    }
-
-    /// `text` in lines of at most `width` cells, broken at spaces where it can be.
-    static func wordWrapped(_ text: String, to width: Int) -> [String] {
-        guard width > 0 else { return [] }
-        var lines: [String] = []
-        var current = ""
-        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
-            let candidate = current.isEmpty ? String(word) : current + " " + word
-            if DisplayWidth.of(candidate) <= width {
-                current = candidate
-                continue
-            }
-            if !current.isEmpty { lines.append(current) }
-            let pieces = DisplayWidth.wrapped(String(word), to: width)
-            lines += pieces.dropLast()
-            current = pieces.last ?? ""
-        }
-        if !current.isEmpty || lines.isEmpty { lines.append(current) }
-        return lines
     }
 }

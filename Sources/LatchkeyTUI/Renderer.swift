@@ -14,8 +14,13 @@ public enum Renderer {
         guard size.isLargeEnough else { return tooSmall(size) }
         var lines: [[Frame.Span]] = [header(state, width: size.columns)]
         var links: [Frame.Hyperlink] = []
-        let panel = state.demo.map { demoPanel($0, width: size.columns, height: size.rows - 3) } ?? []
-        let bodyHeight = size.rows - 3 - panel.count
+        let message = messageLines(state, width: size.columns)
+        // The help takes the whole body: its keys say what the panel's notes say, and more.
+        var panel: [[Frame.Span]] = []
+        if let demo = state.demo, state.mode != .help {
+            panel = demoPanel(demo, width: size.columns, height: size.rows - 2 - message.count)
+        }
+        let bodyHeight = size.rows - 2 - message.count - panel.count
         var body: [[Frame.Span]]
         switch state.mode {
         case .unlock(let prompt): body = unlock(prompt, width: size.columns)
@@ -29,7 +34,7 @@ public enum Renderer {
         while body.count < bodyHeight { body.append(blank(size.columns)) }
         lines += body
         lines += panel
-        lines.append(messageLine(state, width: size.columns))
+        lines += message
         lines.append(footer(state, width: size.columns))
         return Frame(size: size, lines: lines, links: links)
     }
@@ -43,6 +48,21 @@ public enum Renderer {
         build(&builder)
         builder.fill()
         return builder.spans
+    }
+
+    /// `text` word-wrapped to the window after `lead` (drawn in `leadStyle`, else `style`), its
+    /// further rows indented as far as `lead` reaches. What a person needs in order to act (a
+    /// hint, a code, a key's meaning) goes through here, so it is wrapped whole, never cut.
+    static func paragraph(
+        _ text: String, width: Int, lead: String = " ", leadStyle: TextStyle? = nil, _ style: TextStyle = .normal
+    ) -> [[Frame.Span]] {
+        let indent = DisplayWidth.of(lead)
+        return DisplayWidth.wordWrapped(text, to: width - indent).enumerated().map { index, piece in
+            line(width) { builder in
+                builder.append(index == 0 ? lead : String(repeating: " ", count: indent), leadStyle ?? style)
+                builder.append(piece, style)
+            }
+        }
     }
 
     // MARK: - Too small
@@ -84,23 +104,40 @@ public enum Renderer {
         }
     }
 
-    static func messageLine(_ state: AppState, width: Int) -> [Frame.Span] {
-        line(width) { builder in
-            if case .confirmSignOut(let id) = state.mode {
-                let label = safe(state.account(id)?.label ?? id.subject)
-                let provider = safe(state.provider(named: id.provider)?.displayName ?? id.provider)
-                builder.append(" Sign out \(label) at \(provider) and revoke its tokens? y/n", .warning)
-            } else if case .approveRelease(let request) = state.mode {
-                let seconds = max(0, request.expiresAt - Int(state.now.timeIntervalSince1970))
-                builder.append(
-                    " Release a token of \(safe(request.account)) to \(safe(request.requester))? y/n (refused in \(seconds) s)", .warning)
-            } else if state.isEditingFilter || !state.filter.isEmpty {
-                builder.append(" / ", .accent)
-                builder.append(safe(state.filter) + (state.isEditingFilter ? "▏" : ""))
-            } else if let message = state.message {
-                builder.append(" " + safe(message.text), message.isError ? .error : .good)
-            }
+    /// The most rows a message takes above the footer; a longer one ends in "…".
+    static let messageRows = 3
+
+    /// The message above the footer: a question waiting for y/n, the filter, or the last
+    /// outcome, wrapped to at most `messageRows` rows (always one, blank when there is none).
+    static func messageLines(_ state: AppState, width: Int) -> [[Frame.Span]] {
+        var text = ""
+        var style = TextStyle.normal
+        if case .confirmSignOut(let id) = state.mode {
+            let label = safe(state.account(id)?.label ?? id.subject)
+            let provider = safe(state.provider(named: id.provider)?.displayName ?? id.provider)
+            (text, style) = ("Sign out \(label) at \(provider) and revoke its tokens? y/n", .warning)
+        } else if case .approveRelease(let request) = state.mode {
+            let seconds = max(0, request.expiresAt - Int(state.now.timeIntervalSince1970))
+            text = "Release a token of \(safe(request.account)) to \(safe(request.requester))? y/n (refused in \(seconds) s)"
+            style = .warning
+        } else if state.isEditingFilter || !state.filter.isEmpty {
+            return [
+                line(width) { builder in
+                    builder.append(" / ", .accent)
+                    builder.append(safe(state.filter) + (state.isEditingFilter ? "▏" : ""))
+                }
+            ]
+        } else if let message = state.message {
+            (text, style) = (safe(message.text), message.isError ? .error : .good)
         }
+        guard !text.isEmpty else { return [blank(width)] }
+        var lines = paragraph(text, width: width, style)
+        if lines.count > messageRows {
+            lines = Array(lines.prefix(messageRows - 1))
+            let rest = DisplayWidth.wordWrapped(text, to: width - 1).dropFirst(messageRows - 1).joined(separator: " ")
+            lines.append(line(width) { $0.append(" " + rest, style) })
+        }
+        return lines
     }
 
     static func footer(_ state: AppState, width: Int) -> [Frame.Span] {
@@ -145,22 +182,27 @@ public enum Renderer {
 
     // MARK: - Demo panel
 
-    /// `latchkey demo`'s panel under the body: the notes, then the newest SMS messages. Left out
-    /// when the window is too short to keep six rows for the body.
+    /// `latchkey demo`'s panel under the body: the notes, then the newest SMS messages, each
+    /// wrapped whole (a code read off the panel is typed into the sign-in). The oldest messages
+    /// go first when the window is short; the panel is left out when even the notes and the
+    /// newest message would leave the body fewer than six rows.
     static func demoPanel(_ panel: DemoPanel, width: Int, height: Int) -> [[Frame.Span]] {
-        let inboxRows = max(1, min(3, panel.inbox.count))
-        let count = 2 + panel.notes.count + inboxRows
-        guard height - count >= 6 else { return [] }
         var lines: [[Frame.Span]] = [
             line(width) { $0.append("── Demo " + String(repeating: "─", count: max(0, width - 8)), .accent) }
         ]
-        lines += panel.notes.map { note in line(width) { $0.append(" " + safe(note)) } }
+        lines += panel.notes.flatMap { paragraph(safe($0), width: width) }
         lines.append(line(width) { $0.append(" SMS inbox (the demo's phone):", .accent) })
-        if panel.inbox.isEmpty {
-            lines.append(line(width) { $0.append("   nothing yet: codes sent to the demo phones arrive here", .dim) })
+        guard !panel.inbox.isEmpty else {
+            lines += paragraph("nothing yet: codes sent to the demo phones arrive here", width: width, lead: "   ", .dim)
+            return height - lines.count >= 6 ? lines : []
         }
-        lines += panel.inbox.suffix(inboxRows).map { text in line(width) { $0.append("   " + safe(text), .good) } }
-        return lines
+        var messages: [[Frame.Span]] = []
+        for text in panel.inbox.suffix(3).reversed() {
+            let rows = paragraph(safe(text), width: width, lead: "   ", .good)
+            guard messages.isEmpty || height - lines.count - messages.count - rows.count >= 6 else { break }
+            messages.insert(contentsOf: rows, at: 0)
+        }
+        return height - lines.count - messages.count >= 6 ? lines + messages : []
     }
 
     // MARK: - List and detail
@@ -191,13 +233,10 @@ public enum Renderer {
             })
         let rows = state.rows
         if rows.isEmpty {
-            lines.append(
-                line(width) {
-                    $0.append(
-                        state.providers.isEmpty
-                            ? " No providers configured: `latchkey providers add PRESET` adds one; `latchkey demo` shows two."
-                            : " Nothing matches the filter.", .dim)
-                })
+            lines += paragraph(
+                state.providers.isEmpty
+                    ? "No providers configured: `latchkey providers add PRESET` adds one; `latchkey demo` shows two."
+                    : "Nothing matches the filter.", width: width, .dim)
         }
         let selectedIndex = state.selectedIndex ?? 0
         let visible = max(listHeight - 1, 1)
@@ -301,9 +340,9 @@ public enum Renderer {
     static func unlock(_ prompt: UnlockPrompt, width: Int) -> [[Frame.Span]] {
         var lines: [[Frame.Span]] = [blank(width)]
         if prompt.creating {
-            lines.append(line(width) { $0.append(" Creating the encrypted vault \(safe(prompt.vaultPath))", .accent) })
+            lines += paragraph("Creating the encrypted vault \(safe(prompt.vaultPath))", width: width, .accent)
         } else {
-            lines.append(line(width) { $0.append(" The vault \(safe(prompt.vaultPath)) is locked.", .accent) })
+            lines += paragraph("The vault \(safe(prompt.vaultPath)) is locked.", width: width, .accent)
         }
         lines.append(blank(width))
         lines.append(
@@ -313,7 +352,7 @@ public enum Renderer {
             })
         if let error = prompt.error {
             lines.append(blank(width))
-            lines.append(line(width) { $0.append(" " + safe(error), .error) })
+            lines += paragraph(safe(error), width: width, .error)
         }
         return lines
     }
@@ -336,14 +375,10 @@ public enum Renderer {
         ]
         var lines: [[Frame.Span]] = [blank(width), line(width) { $0.append(" Keys", .accent) }, blank(width)]
         for (key, meaning) in keys {
-            lines.append(
-                line(width) { builder in
-                    builder.append(" " + DisplayWidth.fitted(key, to: 12), .accent)
-                    builder.append(meaning)
-                })
+            lines += paragraph(meaning, width: width, lead: " " + DisplayWidth.fitted(key, to: 12), leadStyle: .accent)
         }
         lines.append(blank(width))
-        lines.append(line(width) { $0.append(" Tokens are refreshed a minute before they expire while this screen is open.", .dim) })
+        lines += paragraph("Tokens are refreshed a minute before they expire while this screen is open.", width: width, .dim)
         return lines
     }
 }

@@ -170,4 +170,36 @@ struct RendererTests {
         #expect(!lines.joined().contains("hunter2"))
         #expect(lines[0].contains("vault locked"))
     }
+
+    @Test("text is wrapped at spaces; a word is broken only when it is longer than a line, a code never")
+    func wordWrapping() {
+        #expect(DisplayWidth.wordWrapped("Phone app shows 961234", to: 18) == ["Phone app shows", "961234"])
+        #expect(DisplayWidth.wordWrapped("code 961234 now", to: 6) == ["code", "961234", "now"])
+        #expect(DisplayWidth.wordWrapped("see http://idp/abcdefgh", to: 8) == ["see", "http://i", "dp/abcde", "fgh"])
+        #expect(DisplayWidth.wordWrapped("ログイン テスト", to: 8) == ["ログイン", "テスト"], "by cells, not characters")
+        for width in 1...30 {
+            let text = "Enter the code your authenticator app shows for Phone app, 961234."
+            let rows = DisplayWidth.wordWrapped(text, to: width)
+            #expect(rows.allSatisfy { DisplayWidth.of($0) <= width })
+            #expect(rows.joined(separator: width < 7 ? "" : " ").contains("961234") || width < 7)
+        }
+    }
+
+    @Test("a release question longer than the window is wrapped above the footer, the body giving up the rows")
+    func longQuestionWrapped() throws {
+        var state = Fixtures.state(accounts: [Fixtures.account("a", "alice@example.test")])
+        let waiting = AgentAnswer.Confirmation(
+            id: 3, account: "a:alice@example.test", requester: "forwarded from build-host.example.test: `git` pid 4242 (credential helper)",
+            forwarded: true, expiresAt: 0)
+        _ = state.handle(.releaseWaiting(waiting))
+        let lines = screen(state).1
+        #expect(lines.count == 24)
+        let start = try #require(lines.firstIndex { $0.contains("Release a token") })
+        let question = lines[start..<23].joined(separator: " ").split(separator: " ").joined(separator: " ")
+        #expect(
+            question
+                == "Release a token of a:alice@example.test to forwarded from build-host.example.test: `git` pid 4242 "
+                + "(credential helper)? y/n (refused in 0 s)")
+        #expect(lines[23].contains("y release"))
+    }
 }
