@@ -14,6 +14,17 @@ import CLatchkeySys
 /// passphrases offline), and no larger than `largestSize`, so a huge sparse file is refused
 /// before anything is allocated for it.
 public enum VaultFile {
+    /// Who put a private file where it is, which decides what its path may go through.
+    public enum Placement: Sendable {
+        /// Latchkey writes it (the vault, caches): in a directory of yours that nobody else can
+        /// write, and never through a symbolic link.
+        case kept
+        /// The person named it (`LATCHKEY_PASSPHRASE_FILE`, `client_secret_file`): wherever
+        /// they chose (/run/secrets is root's; Kubernetes mounts secrets through links), the
+        /// file itself checked on the descriptor that reads it.
+        case placed
+    }
+
     /// 64 MiB: hundreds of times what 200 accounts take (about 300 KB); the full command refuses
     /// to save more, so it never writes a vault it would then refuse to read.
     public static let largestSize = 64 << 20
@@ -52,23 +63,28 @@ public enum VaultFile {
         return .success(true)
     }
 
-    /// The vault's bytes, or `nil` when there is none yet. Checked on the open descriptor, which
-    /// is opened without following a link or waiting for a writer (a FIFO), so a file swapped in
-    /// after the path was checked is refused too.
-    public static func read(_ path: String) -> Result<[UInt8]?, Problem> {
-        if let problem = directoryProblem(directory(of: path)) { return .failure(problem) }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+    /// The vault's bytes, or `nil` when there is none yet (`read(_:largestSize:)`).
+    public static func read(_ path: String) -> Result<[UInt8]?, Problem> { read(path, largestSize: largestSize) }
+
+    /// The bytes of a private file, or `nil` when there is none: the one check for every file
+    /// Latchkey keeps or reads secrets from (the vault, the passphrase, client secret and key
+    /// files, the discovery cache), with the rules above and `largestSize` of its own. Checked on
+    /// the open descriptor, which is opened without following a link or waiting for a writer (a
+    /// FIFO), so a file swapped in after the path was checked is refused too.
+    public static func read(_ path: String, largestSize: Int, placement: Placement = .kept) -> Result<[UInt8]?, Problem> {
+        if placement == .kept, let problem = directoryProblem(directory(of: path)) { return .failure(problem) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (placement == .kept ? O_NOFOLLOW : 0))
         guard descriptor >= 0 else {
             let error = errno
             if error == ENOENT { return .success(nil) }
             var info = stat()
-            if error == ELOOP, lstat(path, &info) == 0, let problem = problem(info) { return .failure(problem) }
+            if error == ELOOP, lstat(path, &info) == 0, let problem = problem(info, largestSize: largestSize) { return .failure(problem) }
             return .failure(.unreadable(errno: error))
         }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return .failure(.unreadable(errno: errno)) }
-        if let problem = problem(info) { return .failure(problem) }
+        if let problem = problem(info, largestSize: largestSize) { return .failure(problem) }
         // One byte more than fstat said: a file that grows while it is read is noticed.
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
         var filled = 0
@@ -96,7 +112,7 @@ public enum VaultFile {
     }
 
     /// The file's type, owner, mode and size against the rules above.
-    static func problem(_ info: stat) -> Problem? {
+    static func problem(_ info: stat, largestSize: Int = VaultFile.largestSize) -> Problem? {
         guard info.st_mode & S_IFMT == S_IFREG else { return .notARegularFile(kind(info.st_mode)) }
         guard info.st_uid == geteuid() else { return .ownedByAnotherUser(owner: info.st_uid) }
         guard info.st_mode & 0o077 == 0 else { return .accessibleByOthers(mode: info.st_mode & 0o777) }

@@ -37,6 +37,31 @@ struct ClientCredentialsTests {
         #expect(throws: SecretFile.Unusable.self) { try SecretFile.read(empty) }
     }
 
+    @Test(
+        "a secret file is checked on the descriptor it is read from: a FIFO does not block, another user's file and a huge one are refused")
+    func secretFileCheckedWhereRead() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-secrets-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fifo = directory + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(throws: SecretFile.Unusable.self) { try SecretFile.read(fifo) }
+        let huge = try secretFile(String(repeating: "x", count: SecretFile.largestSize + 1), mode: 0o600)
+        defer { try? FileManager.default.removeItem(atPath: huge) }
+        #expect { try SecretFile.read(huge) } throws: { ($0 as? SecretFile.Unusable)?.reason.contains("more than such a file has") == true }
+        // Reached through a link (Kubernetes mounts secrets so), the file itself is what is checked.
+        let target = try secretFile("s3cret", mode: 0o600)
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        try FileManager.default.createSymbolicLink(atPath: directory + "/link", withDestinationPath: target)
+        #expect(try SecretFile.read(directory + "/link").exposedValue == "s3cret")
+        if geteuid() == 0 {
+            let others = try secretFile("s3cret", mode: 0o600)
+            defer { try? FileManager.default.removeItem(atPath: others) }
+            #expect(chown(others, 65534, 65534) == 0)
+            #expect { try SecretFile.read(others) } throws: { ($0 as? SecretFile.Unusable)?.reason.contains("another user") == true }
+        }
+    }
+
     @Test("the grant sends client_credentials, the client's secret and its scopes without openid, and names the account after the client")
     func grant() async throws {
         let path = try secretFile("s3cret", mode: 0o600)

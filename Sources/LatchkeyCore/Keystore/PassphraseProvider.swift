@@ -1,5 +1,6 @@
 import CLatchkeySys
 import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// Supplies the vault passphrase when the key is not already at hand.
@@ -34,16 +35,35 @@ enum SecretFile {
         var reason: String
     }
 
+    /// A passphrase, secret or key is a few KiB at most; more is not such a file.
+    static let largestSize = 64 << 10
+
+    /// The file's text less one line ending, read and checked on one descriptor
+    /// (`VaultFile.read`, placed by the person): yours, a regular file, no access for group or
+    /// others.
     static func read(_ path: String) throws(Unusable) -> Secret {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw Unusable(reason: String(cString: strerror(errno))) }
-        guard info.st_mode & 0o077 == 0 else { throw Unusable(reason: "it is readable by other users; run `chmod 600 \(path)`") }
-        guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
-            throw Unusable(reason: "it cannot be read as UTF-8 text")
+        let bytes: [UInt8]
+        switch VaultFile.read(path, largestSize: largestSize, placement: .placed) {
+        case .success(let read?): bytes = read
+        case .success(nil): throw Unusable(reason: String(cString: strerror(ENOENT)))
+        case .failure(let problem): throw Unusable(reason: reason(problem, path: path))
         }
+        guard var text = String(validating: bytes, as: UTF8.self) else { throw Unusable(reason: "it cannot be read as UTF-8 text") }
         // One line ending, LF or CRLF ("\r\n" is a single Character, so one removeLast drops both).
         if text.hasSuffix("\n") || text.hasSuffix("\r\n") || text.hasSuffix("\r") { text.removeLast() }
         guard !text.isEmpty else { throw Unusable(reason: "it is empty") }
         return Secret(text)
+    }
+
+    private static func reason(_ problem: VaultFile.Problem, path: String) -> String {
+        switch problem {
+        case .accessibleByOthers: return "it is readable by other users; run `chmod 600 \(path)`"
+        case .ownedByAnotherUser(let owner): return "it belongs to another user (uid \(owner)); keep your own copy, mode 600"
+        case .notARegularFile(let kind): return "it is \(kind), not a regular file"
+        case .tooLarge(let bytes): return "it holds \(bytes) bytes, more than such a file has (\(largestSize / 1024) KiB)"
+        case .changedWhileRead: return "it changed while it was read"
+        case .unreadable(let error): return String(cString: strerror(error))
+        case .unsafeDirectory: return "its directory is not safe"
+        }
     }
 }
