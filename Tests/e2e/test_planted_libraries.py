@@ -2,15 +2,18 @@
 Another user on the same machine against the libraries ``latchkey-cli`` loads, with the built binaries:
 
 * nothing is loaded from beside the program: the products carry no run path (SwiftPM links
-  executables with ``RUNPATH $ORIGIN`` unless told not to), and libcurl is opened by absolute path
-  from the system's library directories, so a ``libcurl.so.4`` put beside ``latchkey-cli`` never
-  runs, whether the launcher or a person starts it;
+  executables with ``RUNPATH $ORIGIN`` unless told not to), so an ``libncursesw.so.6`` (or a libc)
+  put beside ``latchkey-cli`` is not loaded at start; and libcurl is opened by absolute path from
+  the system's library directories, so a ``libcurl.so.4`` beside it (or in ``LD_LIBRARY_PATH``)
+  never runs, whether the launcher or a person starts it;
 * the launcher does not run ``latchkey-cli`` from a sticky directory others can write (such as
-  /tmp): others cannot replace it there, but they can put files beside it;
+  /tmp): others cannot replace it there, but they can put files beside it; a sticky directory
+  further up is still accepted;
 * ``scripts/install`` refuses a program that has a run path.
 
-Each test failed on the code before these checks (the planted library's constructor wrote its
-marker, the launcher ran latchkey-cli from a 1777 directory, the products had ``RUNPATH [$ORIGIN]``).
+Each attack test failed on the code before these checks (a debug build of commit 9ff6473: the planted
+library's constructor wrote its marker, the launcher ran latchkey-cli from a 1777 directory, latchkey-cli
+had ``RUNPATH [$ORIGIN]``, and that scripts/install installed it).
 """
 from __future__ import annotations
 
@@ -26,11 +29,10 @@ from conftest import EX_OK, EX_UNEXPECTED, LATCHKEY_BIN
 from test_install import BUILD_DIR, install
 
 PROGRAMS = ("latchkey", "latchkey-cli")
-# Every name the old code looked up with a bare dlopen, libraries latchkey-cli needs (libc, ncurses)
-# and libraries libcurl needs (OpenSSL, nghttp2, zlib).
+# Every name the old code looked up with a bare dlopen, and libraries libcurl needs (OpenSSL, nghttp2, zlib).
 PLANTED_NAMES = (
-    "libcurl.so.4", "libcurl-gnutls.so.4", "libsecret-1.so.0", "libglib-2.0.so.0", "libncursesw.so.6", "libc.so.6",
-    "libssl.so.3", "libcrypto.so.3", "libnghttp2.so.14", "libz.so.1")
+    "libcurl.so.4", "libcurl-gnutls.so.4", "libsecret-1.so.0", "libglib-2.0.so.0", "libssl.so.3", "libcrypto.so.3",
+    "libnghttp2.so.14", "libz.so.1")
 
 
 def dynamic_section(program: Path) -> str:
@@ -121,6 +123,21 @@ def test_install_refuses_a_program_with_a_run_path(tmp_path):
 
 
 # --------------------------------------------------------------------------- libraries beside the program
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_an_ncurses_planted_beside_latchkey_cli_is_never_loaded_at_start(lk, program):
+    """A library latchkey-cli is linked with (ncurses, as libc would be): with RUNPATH $ORIGIN the loader took it from
+    beside the program before main, for any command."""
+    directory = lk.root / "bin"
+    copy_programs(directory)
+    marker = lk.root / "planted-library-ran"
+    plant_libraries(directory, marker, ("libncursesw.so.6",))
+    result = subprocess.run(
+        [str(directory / program), "--version"], env=lk.env(), cwd=lk.root, stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=60)
+    assert not marker.exists(), f"a library planted beside latchkey-cli was loaded\n{result.stderr}"
+    assert result.returncode == EX_OK and result.stderr == "", result
 
 
 def test_a_libcurl_planted_beside_latchkey_cli_is_never_loaded(lk, issuer):
