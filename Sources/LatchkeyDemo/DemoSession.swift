@@ -127,11 +127,12 @@ public final class DemoSession: Sendable {
 
     /// Lines for the demo panel: who to sign in as at each provider, what the demo's phone
     /// app (the enrolled TOTP factor) shows at `date`, and the keys to try once signed in.
+    /// The code has a line of its own, so at 80 columns it stays beside what it is.
     public func notes(at date: Date = Date()) -> [String] {
         [
             "Demo OpenID: user \(Self.openIDUsername), password \(Self.password) (a: the demo browser signs in)",
-            "Demo Firebase (SMS): \(Self.firebaseEmail), password \(Self.password); "
-                + "Phone app shows \(TOTP.code(secret: Self.totpSecret, at: date) ?? "?")",
+            "Demo Firebase (SMS): \(Self.firebaseEmail), password \(Self.password)",
+            "Its authenticator: Phone app shows \(TOTP.code(secret: Self.totpSecret, at: date) ?? "?")",
             "Then: n another account, ⏎ on one signs it in again, m uses it in this directory, + a provider",
         ]
     }

@@ -84,7 +84,8 @@ struct DemoPanelTests {
     /// The panel's notes as `latchkey demo` writes them (`DemoSession.notes`), the phone app at 961234.
     static let sessionNotes = [
         "Demo OpenID: user ada, password lovelace-demo (a: the demo browser signs in)",
-        "Demo Firebase (SMS): ada@demo.test, password lovelace-demo; Phone app shows 961234",
+        "Demo Firebase (SMS): ada@demo.test, password lovelace-demo",
+        "Its authenticator: Phone app shows 961234",
         "Then: n another account, ⏎ on one signs it in again, m uses it in this directory, + a provider",
     ]
     static let phoneApp = SecondFactorHint(id: "authenticator", kind: .totp, displayName: "Phone app", phoneNumber: nil)
@@ -111,7 +112,7 @@ struct DemoPanelTests {
         let list = lines(state)
         #expect(list.count == 24 && list.allSatisfy { DisplayWidth.of($0) <= 80 })
         #expect(reading(list).contains("Phone app shows 961234"))
-        #expect(list.contains { $0.contains("961234") }, "the code is never split over two rows")
+        #expect(list.contains { $0.contains("Phone app shows 961234") }, "the code on one row, beside what it is")
         #expect(reading(list).contains("+ a provider"), "the last note is wrapped, not cut")
         _ = state.handle(.key(.down))
         _ = state.handle(.key(.enter))

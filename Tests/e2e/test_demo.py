@@ -89,6 +89,55 @@ def test_demo_signs_in_to_both_providers_from_the_screen_with_no_browser_and_lea
     assert leftovers(lk) == [], "the demo leaves no file behind"
 
 
+PHONE_APP = re.compile(r"Phone app shows (\d{6})")
+
+
+def reading(text: str) -> str:
+    """The pane as a person reads it: rows one after another, each run of blanks one space, so a
+    sentence wrapped over rows reads whole and one cut short does not."""
+    return " ".join(text.split())
+
+
+def test_at_80x24_the_demo_authenticator_sign_in_finishes_with_the_code_read_off_the_panel(tmux, lk):
+    """80x24 is the size most terminals open at: the panel once cut the code to `Phone app shows 96…`."""
+    tmux.width, tmux.height = 80, 24
+    tmux.start(demo_command(), demo_env(lk))
+    text = tmux.wait_text("q quit")
+    assert PHONE_APP.search(text), f"the authenticator code whole, on one row beside what it is\n{text}"
+    assert "m uses it in this directory, + a provider" in reading(text), "the last note wrapped, not cut"
+
+    tmux.send("G")
+    tmux.send("Enter")
+    tmux.wait_text("Email and password")
+    tmux.send("-l", "ada@demo.test")
+    tmux.send("Enter")
+    tmux.send("-l", "lovelace-demo")
+    tmux.wait_text("•" * 13)
+    tmux.send("Enter")
+    text = tmux.wait_text("Use which one?", timeout=30)
+    assert "3  Phone app  Authenticator app" in text, text
+    tmux.send("3")
+    text = tmux.wait_for(lambda t: "Enter the code your authenticator app shows for Phone app" in reading(t),
+                         what="the authenticator's code entry")
+    code = PHONE_APP.search(text)
+    assert code, f"the panel shows the code beside its entry\n{text}"
+    tmux.send("-l", code.group(1))
+    tmux.send("Enter")
+    text = tmux.wait_for(lambda t: "Signed in to Demo Firebase (SMS) as ada@demo.test" in reading(t), timeout=30,
+                         what="signed in with the authenticator's code")
+    assert "(second factor: " in reading(text), text
+
+    # The help's lines whole at this size too, the last key included.
+    tmux.send("?")
+    text = reading(tmux.wait_text("any key: back"))
+    assert "m make the account the one its provider means in this directory (config.toml)" in text, text
+    assert "Tokens are refreshed a minute before they expire while this screen is open." in text, text
+    tmux.send("Escape")
+    tmux.wait_text("q quit")
+    tmux.send("q")
+    tmux.wait_for(lambda _: tmux.pane_dead(), what="the demo to exit")
+
+
 def test_demo_browser_approves_a_device_code_from_the_screen(tmux, lk):
     tmux.start(demo_command(), demo_env(lk))
     tmux.wait_text("q quit")
