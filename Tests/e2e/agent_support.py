@@ -13,10 +13,14 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import requests
 
 from conftest import LATCHKEY_BIN, Latchkey, _LIVE_GROUPS, _die_with_parent, _kill_group
 
@@ -149,3 +153,28 @@ def wait_for(predicate, timeout: float = 20, what: str = "the condition"):
 
 
 LATCHKEY = LATCHKEY_BIN
+
+
+class ResourceBlindTokenEndpoint:
+    """The IdP's token endpoint without `resource`: a server that gives a token for any resource
+    asked at refresh, as a forwarded host would want one to."""
+
+    def __init__(self, upstream: str):
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                form = urllib.parse.parse_qsl(self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode())
+                body = urllib.parse.urlencode([(key, value) for key, value in form if key != "resource"])
+                answer = requests.post(upstream, data=body, headers={"Content-Type": self.headers["Content-Type"]}, timeout=30)
+                self.send_response(answer.status_code)
+                self.send_header("Content-Type", answer.headers.get("Content-Type", "application/json"))
+                self.send_header("Content-Length", str(len(answer.content)))
+                self.end_headers()
+                self.wfile.write(answer.content)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/o/token/"

@@ -18,12 +18,8 @@ import socket
 import subprocess
 import threading
 import time
-import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import requests
-
-from agent_support import agent_env, agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
+from agent_support import ResourceBlindTokenEndpoint, agent_env, agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import ALICE, EX_NO_ACCOUNT, EX_OK, EX_UNAVAILABLE, assert_userinfo
 from test_sign_in_again import signed_in_then_revoked
 
@@ -223,31 +219,6 @@ def test_a_default_socket_that_takes_the_connection_and_closes_it_is_passed_over
         assert status.code == EX_OK and status.json()["accounts"][0]["account"] == ALICE, status
     finally:
         server.close()
-
-
-class ResourceBlindTokenEndpoint:
-    """The IdP's token endpoint without `resource`: a server that gives a token for any resource
-    asked at refresh, as a forwarded host would want one to."""
-
-    def __init__(self, upstream: str):
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                form = urllib.parse.parse_qsl(self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode())
-                body = urllib.parse.urlencode([(key, value) for key, value in form if key != "resource"])
-                answer = requests.post(upstream, data=body, headers={"Content-Type": self.headers["Content-Type"]}, timeout=30)
-                self.send_response(answer.status_code)
-                self.send_header("Content-Type", answer.headers.get("Content-Type", "application/json"))
-                self.send_header("Content-Length", str(len(answer.content)))
-                self.end_headers()
-                self.wfile.write(answer.content)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}/o/token/"
 
 
 def test_the_vault_keeps_at_most_16_narrowed_tokens_an_account_however_many_resources_are_asked(lk, idp_a, agents):

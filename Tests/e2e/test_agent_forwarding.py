@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_support import AgentProcess, agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
+from agent_support import AgentProcess, ResourceBlindTokenEndpoint, agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import ALICE, BOB, EX_OK, EX_UNAVAILABLE, EX_VAULT, LATCHKEY_BIN, _LIVE_GROUPS, _die_with_parent, _kill_group
 
 SSHD = Path("/usr/sbin/sshd")
@@ -240,18 +240,23 @@ API = "https://api.example.test/v1/"
 
 
 def test_a_forwarded_host_gets_narrowed_tokens_only_for_resources_the_provider_file_lists(lk, idp_a, agents, runtime):
-    lk.add_provider("a", idp_a, forward=True, resources=[API])
-    assert lk.login("a").code == EX_OK
-    forward = start_forwarding(agents, runtime)
-    before = len(lk.vault_bytes())
-    for i in range(5):
-        (refused,) = ask(forward, {"op": "token", "selector": "a", "resource": f"https://api{i}.example.test/" + "x" * 1900})
-        assert refused["ok"] is False and "provider file lists (resources, git_resource)" in refused["message"], refused
-    assert len(lk.vault_bytes()) == before, "nothing kept for a resource the host chose"
-    (listed,) = ask(forward, {"op": "token", "selector": "a", "resource": API})
-    assert listed["ok"] is True and listed["access_token"], listed
-    (scoped,) = ask(forward, {"op": "token", "selector": "a", "scope": "email"})
-    assert scoped["ok"] is True, "scopes alone are the account's own, bounded by what it was granted"
+    # A server that would give a token for any resource: only the agent can refuse.
+    endpoint = ResourceBlindTokenEndpoint(f"{idp_a.issuer}/token/")
+    try:
+        lk.add_provider("a", idp_a, forward=True, resources=[API], token_endpoint=endpoint.url)
+        assert lk.login("a").code == EX_OK
+        forward = start_forwarding(agents, runtime)
+        before = len(lk.vault_bytes())
+        for i in range(5):
+            (refused,) = ask(forward, {"op": "token", "selector": "a", "resource": f"https://api{i}.example.test/" + "x" * 1900})
+            assert refused["ok"] is False and "provider file lists (resources, git_resource)" in refused["message"], refused
+        assert len(lk.vault_bytes()) == before, "nothing kept for a resource the host chose"
+        (listed,) = ask(forward, {"op": "token", "selector": "a", "resource": API})
+        assert listed["ok"] is True and listed["access_token"], listed
+        (scoped,) = ask(forward, {"op": "token", "selector": "a", "scope": "email"})
+        assert scoped["ok"] is True, "scopes alone are the account's own, bounded by what it was granted"
+    finally:
+        endpoint.server.shutdown()
 
 
 def test_a_connection_from_a_process_named_sshd_session_is_served_as_forwarded(lk, idp_a, idp_b, agents, runtime):
