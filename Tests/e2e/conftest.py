@@ -38,6 +38,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 from dataclasses import dataclass
@@ -99,6 +100,35 @@ def _kill_leftovers():
         _kill_group(pgid)
 
 
+# --------------------------------------------------------------------------- no terminal
+
+
+def _leave_the_terminal(config) -> None:
+    """Standard input from /dev/null and no controlling terminal, for pytest and so for every
+    process a test starts, whichever helper starts it.
+
+    latchkey signs in on the controlling terminal (/dev/tty) when a command needs an account it
+    does not have, so a suite started from a terminal window waited there for a person where a
+    test expects "no account" (test_install.py's `token alpha`), and a test reading stdin read
+    the keyboard. A test about a terminal makes its own (tmux); one that feeds stdin passes it."""
+    if not config.getoption("usepdb"):  # --pdb reads the debugger's commands from stdin
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    try:
+        terminal = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return  # no controlling terminal (CI, cron, a worker of a controller that left it)
+    # A session leader that lets its terminal go sends SIGHUP to the terminal's foreground group:
+    # pytest itself when a terminal window runs it directly.
+    hangup = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        fcntl.ioctl(terminal, termios.TIOCNOTTY)
+    finally:
+        os.close(terminal)
+        signal.signal(signal.SIGHUP, hangup)
+
+
 # --------------------------------------------------------------------------- tests that run alone
 
 # A test marked `alone` changes what every process of this user shares (the kernel's key quota).
@@ -111,6 +141,7 @@ _LOCKS = "LATCHKEY_E2E_LOCKS"
 
 
 def pytest_configure(config):
+    _leave_the_terminal(config)
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         config._latchkey_locks = tempfile.mkdtemp(prefix="latchkey-e2e-locks.")
         os.environ[_LOCKS] = config._latchkey_locks
