@@ -166,11 +166,15 @@ public final class FakeAuthorizationServer: Sendable {
         ScriptedListenerFactory(browser: browser) { [self] url in approve(url) }
     }
 
+    /// What the services of one test remember of this server from one "run" to the next, as
+    /// `ServerMemoryDirectory` does between processes.
+    public let memory = ProcessServerMemory()
+
     /// An account service with this server's seams and `keystore`.
     public func service(keystore: any Keystore, providers: [Provider]? = nil) -> AccountService {
         AccountService(
             catalog: ProviderCatalog(providers: providers ?? [provider], errors: []), keystore: keystore,
-            engine: OAuthEngine(transport: transport, clock: clock), browser: browser, listeners: listeners)
+            engine: OAuthEngine(transport: transport, clock: clock, memory: memory), browser: browser, listeners: listeners)
     }
 
     // MARK: - Endpoints

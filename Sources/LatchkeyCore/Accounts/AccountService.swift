@@ -202,14 +202,15 @@ public struct AccountService: Sendable {
         switch provider.kind {
         case .oidc(let client), .oauth2(let client):
             let oauth = try await withClientID(OAuthProvider(provider, client: client))
-            let metadata = try await engine.metadata(for: oauth)
-            if client.choices.grant == .clientCredentials {
+            return try await engine.withMetadata(for: oauth) { metadata in
+                guard client.choices.grant == .clientCredentials else {
+                    return try await engine.refresh(record, provider: oauth, metadata: metadata)
+                }
                 var renewed = try await engine.clientCredentials(provider: oauth, metadata: metadata, replacing: record)
                 renewed.createdAt = record.createdAt
                 renewed.isDefault = record.isDefault
                 return renewed
             }
-            return try await engine.refresh(record, provider: oauth, metadata: metadata)
         case .firebase(let settings):
             return try await refreshFirebaseAccount(record, provider: FirebaseProvider(provider, settings: settings))
         }

@@ -53,7 +53,8 @@ public struct Composition: Sendable {
             here = WorkingDirectory(path: workingDirectory, accounts: settings.directories, configFile: paths.configFile, warn: warn)
         }
         service = AccountService(
-            providers: providers, keystore: keystore, engine: OAuthEngine(transport: transport),
+            providers: providers, keystore: keystore,
+            engine: OAuthEngine(transport: transport, memory: ServerMemoryDirectory(environment: environment)),
             browser: BrowserLauncher(environment: environment), listeners: LoopbackListenerFactory(), here: here,
             hooks: (try? configuration.get()).map { Hooks(settings: $0.hooks, environment: environment, report: warn) },
             releasePolicy: releasePolicy)

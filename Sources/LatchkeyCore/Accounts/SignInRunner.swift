@@ -63,7 +63,8 @@ struct SignInRunner {
                 await interaction.federatedSignInPassed(at: first, for: firebase)
                 return .notified
             case .fetchMetadata(let provider):
-                return .metadataFetched(try await service.engine.metadata(for: provider))
+                // A person is waiting to sign in: a fresh document, which also corrects a stale one remembered.
+                return .metadataFetched(try await service.engine.metadata(for: provider, fresh: true))
             case .registerClient(let provider, let metadata):
                 return .clientRegistered(
                     clientID: try await service.registeredClientID(for: provider, metadata: metadata, interaction: interaction))

@@ -7,10 +7,13 @@ public import LatchkeyVault
 public struct OAuthEngine: Sendable {
     let transport: any HTTPTransport
     let clock: any WallClock
+    /// Discovery documents and DPoP nonces from earlier requests, or earlier runs.
+    let memory: any ServerMemory
 
-    public init(transport: any HTTPTransport, clock: any WallClock = SystemClock()) {
+    public init(transport: any HTTPTransport, clock: any WallClock = SystemClock(), memory: any ServerMemory = ProcessServerMemory()) {
         self.transport = transport
         self.clock = clock
+        self.memory = memory
     }
 
     /// The clock's time: what expiry is measured against.
@@ -18,10 +21,18 @@ public struct OAuthEngine: Sendable {
 
     // MARK: - Discovery
 
-    /// The provider's server metadata: discovery when the file does not list every endpoint.
-    public func metadata(for provider: OAuthProvider) async throws -> ServerMetadata {
+    /// The provider's server metadata: discovery when the file does not list every endpoint,
+    /// from `memory` while it is younger than a day unless `fresh` (a sign-in, or an endpoint
+    /// that failed) asks for it anew. A remembered document is checked as a fetched one is.
+    public func metadata(for provider: OAuthProvider, fresh: Bool = false) async throws -> ServerMetadata {
         guard let url = ServerMetadata.discoveryURL(for: provider) else {
             return try ServerMetadata.resolve(provider: provider, document: nil)
+        }
+        if !fresh, let kept = memory.discovery(at: url, now: now()),
+            let document = try? JSONDecoder().decode(DiscoveryDocument.self, from: Data(kept)),
+            let metadata = try? ServerMetadata.resolve(provider: provider, document: document)
+        {
+            return metadata
         }
         let response = try await transport.send(HTTPRequest(method: .get, url: url, headers: [("Accept", "application/json")]))
         guard response.status == 200 else {
@@ -33,7 +44,34 @@ public struct OAuthEngine: Sendable {
         } catch {
             throw DiscoveryError.unreadableDocument(provider: provider.name, reason: "not the expected JSON")
         }
-        return try ServerMetadata.resolve(provider: provider, document: document)
+        let metadata = try ServerMetadata.resolve(provider: provider, document: document)
+        memory.remember(discovery: response.body, at: url, now: now())
+        return metadata
+    }
+
+    /// Runs `body` with `provider`'s metadata. When the metadata was remembered and `body` fails
+    /// at an endpoint it named (the host is unreachable, or answers what no such endpoint would),
+    /// the document is fetched again, and `body` runs once more if the endpoints changed.
+    public func withMetadata<Result>(for provider: OAuthProvider, _ body: (ServerMetadata) async throws -> Result) async throws -> Result {
+        let metadata = try await metadata(for: provider)
+        do {
+            return try await body(metadata)
+        } catch  where Self.isEndpointFailure(error) {
+            guard ServerMetadata.discoveryURL(for: provider) != nil else { throw error }
+            let fresh = try await self.metadata(for: provider, fresh: true)
+            guard fresh != metadata else { throw error }
+            return try await body(fresh)
+        }
+    }
+
+    /// A failure that a moved endpoint would cause, and after which the request was not taken:
+    /// no connection, or an answer that is no OAuth answer at all. Not a time-out, after which a
+    /// rotating refresh token may have been spent; not an OAuth error, which is the server speaking.
+    static func isEndpointFailure(_ error: any Error) -> Bool {
+        switch error {
+        case TransportError.unreachable, TokenEndpointError.malformed: return true
+        default: return false
+        }
     }
 
     // MARK: - Authorization code
@@ -279,9 +317,13 @@ public struct OAuthEngine: Sendable {
     func tokenRequest(_ endpoint: URL, proofKey: DPoPKey?, form: () throws -> [(String, String)]) async throws -> TokenResponse {
         func send(nonce: String?) async throws -> HTTPResponse {
             let proof = proofKey.map { [("DPoP", $0.proof(method: "POST", url: endpoint, at: now(), nonce: nonce))] } ?? []
-            return try await transport.send(.form(endpoint, try form(), headers: proof))
+            let response = try await transport.send(.form(endpoint, try form(), headers: proof))
+            // Each answer may carry the nonce the next proof needs (RFC 9449 §8.2).
+            if proofKey != nil, let next = DPoPNonce.offered(by: response) { memory.remember(nonce: next, for: endpoint) }
+            return response
         }
-        var response = try await send(nonce: nil)
+        // The nonce this server gave last, in memory or from an earlier run: one round trip, not two.
+        var response = try await send(nonce: proofKey == nil ? nil : memory.nonce(for: endpoint))
         if proofKey != nil, let nonce = DPoPNonce.requested(by: response) {
             response = try await send(nonce: nonce)
         }
