@@ -429,13 +429,16 @@ def test_max_age_is_checked_against_glewlwyds_auth_time_which_is_always_zero(lk,
     assert result.code == EX_REJECTED, result
     assert "authenticated more than 600 seconds ago (auth_time)" in result.stderr, result
     assert not lk.vault.exists() or lk.status() == []
-    # An account signed in without --max-age is not handed out for one: without a terminal
-    # nobody can sign in again, and the error says what was not satisfied.
+    # An account signed in without --max-age is not handed out for one: asked for by name, the
+    # step-up signs in again through the browser even without a terminal, as login does, and
+    # glewlwyd's answer is refused again, saying what was not satisfied.
     assert lk.login("g").code == EX_OK
     assert lk.token("g")
+    offset = lk.ua_log_size()
     stale = lk.run("token", "g", "--max-age", "3600")
     assert stale.code == EX_REJECTED and "authenticated more than 3600 seconds ago" in stale.stderr, stale
     assert stale.stdout == ""
+    assert "max_age=3600" in lk.ua_log_text(offset), "the browser was sent to sign in again with max_age"
 
 
 def test_an_acr_glewlwyd_does_not_give_is_refused_and_nothing_is_stored(lk, glewlwyd):

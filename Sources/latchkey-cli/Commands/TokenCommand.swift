@@ -36,7 +36,8 @@ struct TokenCommand: AsyncParsableCommand {
                 }
             }
             let service = context.service
-            let terminal = CommandLineInteraction.atTerminal()
+            // A step-up asked for by name is a person's: without a terminal, the browser still serves.
+            let terminal = CommandLineInteraction.atTerminal() ?? (stepUp.stepUp.isEmpty ? nil : .browserOnly())
             let record = try await service.validRecord(
                 for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval, signingInWith: terminal,
                 stepUp: stepUp.stepUp)

@@ -26,6 +26,13 @@ struct CommandLineInteraction: SignInInteraction {
         return CommandLineInteraction(input: terminal.descriptor, remoteMode: remote ? .device : nil)
     }
 
+    /// For a sign-in the person asked for by name (`token --acr`, `--max-age`) where there is no
+    /// terminal: through the browser alone, as `login` signs in without one. Nothing can be typed
+    /// (answers come from /dev/null), so a sign-in that needs a prompt ends saying so.
+    static func browserOnly() -> CommandLineInteraction {
+        CommandLineInteraction(input: open("/dev/null", O_RDONLY | O_CLOEXEC), remoteMode: nil)
+    }
+
     func chooseRedirectMode(for provider: OAuthProvider) async -> OAuthClient.RedirectMode? {
         guard let remoteMode, !(ProcessInfo.processInfo.environment["SSH_CONNECTION"] ?? "").isEmpty else { return .loopback }
         return remoteMode
