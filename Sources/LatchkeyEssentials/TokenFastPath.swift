@@ -5,7 +5,8 @@ import CLatchkeySys
 #endif
 
 /// `latchkey token SELECTOR [--min-ttl N]` answered from the kernel keyring, before Foundation
-/// or the vault are touched: two key reads and a write.
+/// or the vault are touched: two key reads, three stat(2) calls at most (the policy files'
+/// fingerprint) and a write.
 ///
 /// A copy that is missing, in a format it does not know, or no longer valid by `TokenValidity`
 /// returns `nil` and the next answer is tried (the vault, then the full command, which refreshes
@@ -15,10 +16,14 @@ public enum TokenFastPath {
     /// `selector` is spelled as `AccountSelector.description` spells it, as the keys are.
     /// `narrowing` asks for the copy of a token got with `--resource`/`--scope` (scopes sorted).
     public static func run(selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int) -> Int32? {
-        let vault = VaultFile.defaultPath { name in getenv(name).map { String(cString: $0) } }
-        guard
+        let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
+        let vault = VaultFile.defaultPath(environment)
+        // A selector's provider is what comes before its first colon (provider names have none).
+        let provider = String(decoding: selector.utf8.prefix { $0 != UInt8(ascii: ":") }, as: UTF8.self)
+        guard let policy = PolicyFiles.currentFingerprint(ofProvider: provider, environment),
             var token = token(
-                selector: selector, narrowing: narrowing, minimumLifetime: minimumLifetime, vaultPath: vault, now: time(nil))
+                selector: selector, narrowing: narrowing, minimumLifetime: minimumLifetime, vaultPath: vault, policy: policy,
+                now: time(nil))
         else { return nil }
         token.append(UInt8(ascii: "\n"))
         let written = token.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
@@ -27,10 +32,12 @@ public enum TokenFastPath {
 
     /// The copied token for `selector` if the vault at `vaultPath` passes `VaultFile.check` (the
     /// full command refuses anything else with its own message, so no answer from the keyring may
-    /// bypass that) and the token is valid `minimumLifetime` seconds from `now`.
+    /// bypass that), the copy was made under the policy files as they are now (`policy`, their
+    /// fingerprint: a provider file or config.toml edited since may say `confirm = true`), and the
+    /// token is valid `minimumLifetime` seconds from `now`.
     public static func token(
         selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int, vaultPath vault: String,
-        now: Int
+        policy: String, now: Int
     ) -> [UInt8]? {
         let key =
             narrowing.map {
@@ -38,7 +45,7 @@ public enum TokenFastPath {
             } ?? TokenCopy.selectorKeyDescription(vaultPath: vault, selector: selector)
         guard case .success(true) = VaultFile.check(vault),
             let alias = read(key),
-            case .alias(let account) = TokenCopy.decode(alias),
+            case .alias(let account, policy) = TokenCopy.decode(alias),
             let payload = read(TokenCopy.accountKeyDescription(vaultPath: vault, account: account)),
             case .token(let issuedAt, let expiresAt, let token) = TokenCopy.decode(payload)
         else { return nil }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import LatchkeyEssentials
 
 /// Which account a bare `PROVIDER` means in and below a directory (`[directories."PATH"]` in
 /// config.toml), like git's `includeIf "gitdir:"`: the work account in `~/work/acme`, the personal
@@ -157,19 +155,10 @@ public enum DirectoryAccountsCopy {
         return Array((identity + "\n" + copy.text).utf8)
     }
 
-    /// config.toml's device, inode, size and change times: `.some(nil)` when it does not exist,
-    /// `nil` when it cannot be looked at. Any edit changes the change time.
-    public static func identity(ofConfigFile path: String) -> String?? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return errno == ENOENT ? .some(nil) : nil }
-        let fields = [
-            UInt64(info.st_dev), UInt64(info.st_ino), UInt64(clamping: info.st_size), UInt64(clamping: info.st_mtim.tv_sec),
-            UInt64(clamping: info.st_mtim.tv_nsec), UInt64(clamping: info.st_ctim.tv_sec), UInt64(clamping: info.st_ctim.tv_nsec),
-        ]
-        // Not `joined(separator:)`: unspecialised in this static binary, it looks its element
-        // type up by name at run time: 7% of the launcher's `token` in a mapped directory (perf).
-        var identity = String(fields[0], radix: 10)
-        for field in fields.dropFirst() { identity += ":" + String(field, radix: 10) }
-        return .some(identity)
+    /// config.toml's identity (`PolicyFiles.identity`): `.some(nil)` when it does not exist,
+    /// `nil` when it cannot be looked at.
+    private static func identity(ofConfigFile path: String) -> String?? {
+        guard let identity = PolicyFiles.identity(of: path) else { return nil }
+        return identity == PolicyFiles.absent ? .some(nil) : .some(identity)
     }
 }

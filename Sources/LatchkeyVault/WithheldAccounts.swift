@@ -2,7 +2,9 @@ public import FoundationEssentials
 import LatchkeyEssentials
 
 /// The accounts whose tokens the launcher never answers with (`confirm = true`): it leaves them
-/// to the agent or the full command, which ask a person first.
+/// to the agent or the full command, which ask a person first; and the fingerprint of the policy
+/// files (`PolicyFiles`) each provider's accounts were judged by, so that the launcher answers
+/// none of them once config.toml or the provider file changed (a `confirm = true` added in place).
 ///
 /// The full command writes the list beside the token copies (whose keys it simply leaves out for
 /// these accounts) every time it writes them, so it lives and goes with them. The launcher's
@@ -15,26 +17,41 @@ package struct WithheldAccounts: Equatable, Sendable {
     }
 
     private var accounts: Set<Account>
+    /// Provider name → fingerprint; a provider without one has no account the launcher answers.
+    private var policies: [String: String]
 
-    package init(_ records: [AccountRecord]) {
+    package init(_ records: [AccountRecord], policies: [String: String]) {
         accounts = Set(records.map { Account(provider: $0.provider, subject: $0.subject) })
+        self.policies = policies
     }
 
     package func contains(_ record: AccountRecord) -> Bool {
         accounts.contains(Account(provider: record.provider, subject: record.subject))
     }
 
-    /// Sorted, so the same accounts always give the same bytes (they go into the copies' marker).
+    /// The fingerprint of the policy files `provider`'s accounts were judged by.
+    package func policy(of provider: String) -> String? { policies[provider] }
+
+    /// `{"accounts": [[PROVIDER, SUBJECT]…], "policies": [[PROVIDER, FINGERPRINT]…]}`, sorted, so
+    /// the same list always gives the same bytes (they go into the copies' marker).
     package var payload: [UInt8] {
         let sorted = accounts.sorted { ($0.provider, $0.subject) < ($1.provider, $1.subject) }
-        return Array((try? JSONEncoder().encode(sorted.map { [$0.provider, $0.subject] })) ?? Data("[]".utf8))
+        let wire = Wire(
+            accounts: sorted.map { [$0.provider, $0.subject] }, policies: policies.sorted { $0.key < $1.key }.map { [$0.key, $0.value] })
+        return Array((try? JSONEncoder().encode(wire)) ?? Data("{}".utf8))
     }
 
     package init?(payload: [UInt8]) {
-        guard let pairs = try? JSONDecoder().decode([[String]].self, from: Data(payload)), pairs.allSatisfy({ $0.count == 2 }) else {
-            return nil
-        }
-        accounts = Set(pairs.map { Account(provider: $0[0], subject: $0[1]) })
+        guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(payload)),
+            (wire.accounts + wire.policies).allSatisfy({ $0.count == 2 })
+        else { return nil }
+        accounts = Set(wire.accounts.map { Account(provider: $0[0], subject: $0[1]) })
+        policies = Dictionary(wire.policies.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    private struct Wire: Codable {
+        var accounts: [[String]]
+        var policies: [[String]]
     }
 
     /// The list the full command last wrote for the vault at `vaultPath`; `nil` when there is none.

@@ -38,8 +38,14 @@ struct VaultStress {
                     FileHandle.standardOutput.write(Data("\(index)\n".utf8))
                 }
             case "seed" where arguments.count >= 5:
-                // seed VAULT PROVIDER SUBJECT[:NAME]...: accounts with chosen subjects and names.
-                let vault = VaultKeystore(path: arguments[2], passphrase: PassphraseFile(path: passphraseFile), cacheKey: true)
+                // seed VAULT PROVIDER SUBJECT[:NAME]...: accounts with chosen subjects and names,
+                // written through the keystore the commands open (VAULT must be its file), so the
+                // launcher's token copies follow the release policy as after any command.
+                let composition = Composition(
+                    environment: ProcessInfo.processInfo.environment, passphrase: PassphraseFile(path: passphraseFile))
+                guard let vault = composition.keystore as? VaultKeystore, vault.path == arguments[2] else {
+                    fail("VAULT must be the vault of this environment (XDG_DATA_HOME)")
+                }
                 let withoutRefreshToken = arguments[4] == "--no-refresh-token"
                 let specs = arguments.dropFirst(withoutRefreshToken ? 5 : 4)
                 try await vault.update { records in

@@ -43,6 +43,36 @@ struct AccountSharingTests {
         #expect(LatchkeyConfiguration().sharing(of: carol, provider: nil) == (forward: false, confirm: false), "neither is the default")
     }
 
+    @Test("a policy that cannot be read is not taken for one that allows everything")
+    func unreadablePolicy() throws {
+        let github = try parsed(provider + "\nforward = true\n")
+        let broken = ProviderFileError(file: "/p/gitlab.toml", line: 3, message: "not valid TOML")
+        let catalog = ProviderCatalog(providers: [github], errors: [broken])
+        let alice = AccountRecord.testing(provider: "github", subject: "1", displayName: "alice@example.com")
+        let bob = AccountRecord.testing(provider: "gitlab", subject: "2", displayName: "bob@example.com")
+        let nobody = AccountRecord.testing(provider: "gone", subject: "3", displayName: "carol@example.com")
+        let readable = LatchkeyConfiguration()
+        #expect(LatchkeyConfiguration.sharing(of: alice, configuration: readable, catalog: catalog) == (forward: true, confirm: false))
+        #expect(
+            LatchkeyConfiguration.sharing(of: bob, configuration: readable, catalog: catalog) == (forward: false, confirm: true),
+            "its provider file does not parse")
+        #expect(
+            LatchkeyConfiguration.sharing(of: nobody, configuration: readable, catalog: catalog) == (forward: false, confirm: false),
+            "no provider file at all: nothing set")
+        for record in [alice, bob, nobody] {
+            #expect(
+                LatchkeyConfiguration.sharing(of: record, configuration: nil, catalog: catalog) == (forward: false, confirm: true),
+                "config.toml does not parse")
+        }
+        var own = LatchkeyConfiguration()
+        own.accounts = [
+            AccountSettings(selector: AccountSelector(parsing: "gitlab:bob@example.com"), sharing: AccountSharing(confirm: false))
+        ]
+        #expect(
+            LatchkeyConfiguration.sharing(of: bob, configuration: own, catalog: catalog) == (forward: false, confirm: false),
+            "the account's own table in config.toml still says")
+    }
+
     @Test("firebase provider files take forward and confirm too")
     func firebase() throws {
         let text = """

@@ -12,10 +12,19 @@ struct TokenCopiesTests {
         KernelKeyring.keyring(description: TokenCopy.keyringDescription(vaultPath: path))
     }
 
+    /// A vault whose key an unlock cached, with a release policy read from no files at all beside
+    /// it (copies are made only under a policy whose files' fingerprint is known).
     static func unlockedVault(_ path: String) -> VaultKeystore {
-        VaultKeystore(
+        var configuration = LatchkeyConfiguration()
+        configuration.sourceIdentity = PolicyFiles.absent
+        let providers = LazyProviderCatalog {
+            var catalog = ProviderCatalog(providers: [], errors: [])
+            catalog.sources = PolicySnapshot(configFile: path + ".config.toml", directories: [path + ".providers"])
+            return catalog
+        }
+        return VaultKeystore(
             path: path, passphrase: FixedPassphrase(), kdf: VaultKeystoreTests.cheap, keyCache: VaultKeyCache(vaultPath: path),
-            unlockDuration: 60)
+            unlockDuration: 60, releasePolicy: ReleasePolicy(configuration: configuration, providers: providers))
     }
 
     @Test("reading the vault file the copies were made from keeps them; a change or a new unlock makes them anew")

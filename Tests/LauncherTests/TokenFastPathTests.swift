@@ -18,6 +18,10 @@ struct TokenFastPathTests {
             expiresAt: lifetime.map { issued.addingTimeInterval($0) }, scopes: [], createdAt: issued, updatedAt: issued)
     }
 
+    /// The fingerprint of provider p's policy files the copies are made under (`PolicyFiles`).
+    static let policy = "config-identity|provider-file-identity"
+    static let policies = ["p": policy]
+
     /// Now, on a whole second, as the launcher's `time(nil)` sees it.
     static func now() -> Date { Date(timeIntervalSince1970: TimeInterval(time(nil))) }
 
@@ -38,18 +42,22 @@ struct TokenFastPathTests {
     func sameRuleAsTheRecord() throws {
         try Self.withCopies { vault, copies, now in
             let record = Self.record(issued: now, lifetime: 60)
-            copies.sync([record], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+            copies.sync(
+                [record], withholding: [], policies: Self.policies, unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
             let seconds = Int(now.timeIntervalSince1970)
             for elapsed in [0, 1, 29, 30, 31, 59, 60, 61] {
                 for margin in [0, 1, 29, 30, 59, 60, 120, Int.max] {
-                    let answer = TokenFastPath.token(selector: "p", minimumLifetime: margin, vaultPath: vault, now: seconds + elapsed)
+                    let answer = TokenFastPath.token(
+                        selector: "p", minimumLifetime: margin, vaultPath: vault, policy: Self.policy, now: seconds + elapsed)
                     let expected = record.isValid(at: now.addingTimeInterval(TimeInterval(elapsed)), margin: TimeInterval(margin))
                     #expect((answer != nil) == expected, "elapsed \(elapsed), margin \(margin)")
                     if let answer { #expect(answer == Array("fake-access-1001".utf8)) }
                 }
             }
             // The case the copies used to refuse: 59 s left of a 60-second token, --min-ttl 60.
-            #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds + 1) != nil)
+            #expect(
+                TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds + 1)
+                    != nil)
         }
     }
 
@@ -57,11 +65,12 @@ struct TokenFastPathTests {
     func noExpiry() throws {
         try Self.withCopies { vault, copies, now in
             copies.sync(
-                [Self.record(issued: now, lifetime: nil)], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
+                [Self.record(issued: now, lifetime: nil)], withholding: [], policies: Self.policies,
+                unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
                 now: now
             )
             let answer = TokenFastPath.token(
-                selector: "p:1001", minimumLifetime: .max, vaultPath: vault, now: Int(now.timeIntervalSince1970))
+                selector: "p:1001", minimumLifetime: .max, vaultPath: vault, policy: Self.policy, now: Int(now.timeIntervalSince1970))
             #expect(answer == Array("fake-access-1001".utf8))
         }
     }
@@ -74,20 +83,43 @@ struct TokenFastPathTests {
                 Self.record(issued: now, lifetime: 3_600), Self.record(subject: "1002", name: "bob", issued: now, lifetime: 3_600),
             ]
             let file = Array("sealed records".utf8)
-            copies.sync(records, withholding: [1], unlockedUntil: until, vaultFile: file, now: now)
+            copies.sync(records, withholding: [1], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
             let seconds = Int(now.timeIntervalSince1970)
-            #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil)
+            #expect(
+                TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) != nil)
             for selector in ["p:bob", "p:1002"] {
-                #expect(TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, now: seconds) == nil, "\(selector)")
+                #expect(
+                    TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds)
+                        == nil, "\(selector)")
             }
             let listed = try #require(WithheldAccounts.current(vaultPath: vault))
             #expect(listed.contains(records[1]) && !listed.contains(records[0]))
 
             // Marked in config.toml or a provider file after the copies were made: the same vault
             // file, yet the copies are made anew.
-            copies.sync(records, withholding: [0, 1], unlockedUntil: until, vaultFile: file, now: now)
-            #expect(TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil)
+            copies.sync(records, withholding: [0, 1], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
+            #expect(
+                TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) == nil)
             #expect(WithheldAccounts.current(vaultPath: vault)?.contains(records[0]) == true)
+        }
+    }
+
+    @Test("a copy made under policy files other than the ones there now is not answered, nor one of a provider without a fingerprint")
+    func policyFiles() throws {
+        try Self.withCopies { vault, copies, now in
+            let records = [Self.record(issued: now, lifetime: 3_600)]
+            copies.sync(
+                records, withholding: [], policies: Self.policies, unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+            let seconds = Int(now.timeIntervalSince1970)
+            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) != nil)
+            // A provider file or config.toml edited since (`confirm = true` added in place).
+            #expect(
+                TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy + "x", now: seconds) == nil)
+            #expect(WithheldAccounts.current(vaultPath: vault)?.policy(of: "p") == Self.policy)
+
+            // Files that changed while they were read give no fingerprint, and no copy is made.
+            copies.sync(records, withholding: [], policies: [:], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) == nil)
         }
     }
 
@@ -95,11 +127,14 @@ struct TokenFastPathTests {
     func canonicalSpelling() throws {
         try Self.withCopies { vault, copies, now in
             copies.sync(
-                [Self.record(issued: now, lifetime: 3_600)], withholding: [], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
+                [Self.record(issued: now, lifetime: 3_600)], withholding: [], policies: Self.policies,
+                unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
                 now: now)
             let selector = AccountSelector(parsing: "p:").description
             #expect(
-                TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, now: Int(now.timeIntervalSince1970)) != nil)
+                TokenFastPath.token(
+                    selector: selector, minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: Int(now.timeIntervalSince1970))
+                    != nil)
         }
     }
 
@@ -109,9 +144,9 @@ struct TokenFastPathTests {
             let until = now.addingTimeInterval(600)
             let file = Array("sealed records".utf8)
             let records = [Self.record(issued: now, lifetime: 3_600)]
-            copies.sync(records, withholding: [], unlockedUntil: until, vaultFile: file, now: now)
+            copies.sync(records, withholding: [], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
             let seconds = Int(now.timeIntervalSince1970)
-            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil)
+            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) != nil)
 
             // What the previous Latchkey left for the same file and unlock: payload 0x00 (expiry
             // only) and a marker without the format byte.
@@ -121,14 +156,16 @@ struct TokenFastPathTests {
                 [UInt8(0)] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: expiry >> (UInt64($0) * 8)) } + Array("old-token".utf8)
             try KernelKeyring.store(
                 old, description: TokenCopy.accountKeyDescription(vaultPath: vault, account: "0"), timeout: 600, in: ring)
-            let marker = TokenCopies.marker(vaultFile: file, withheld: WithheldAccounts([]).payload, unlockedUntil: until)
+            let marker = TokenCopies.marker(
+                vaultFile: file, withheld: WithheldAccounts([], policies: Self.policies).payload, unlockedUntil: until)
             try KernelKeyring.store(
                 Array(marker.dropLast()), description: TokenCopy.markerKeyDescription(vaultPath: vault), timeout: 600, in: ring)
-            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil)
+            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) == nil)
 
-            copies.sync(records, withholding: [], unlockedUntil: until, vaultFile: file, now: now)
+            copies.sync(records, withholding: [], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
             #expect(
-                TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == Array("fake-access-1001".utf8))
+                TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds)
+                    == Array("fake-access-1001".utf8))
         }
     }
 
@@ -163,13 +200,18 @@ struct TokenFastPathTests {
         for (what, attack) in attacks {
             try Self.withCopies { vault, copies, now in
                 copies.sync(
-                    [Self.record(issued: now, lifetime: 3_600)], withholding: [], unlockedUntil: now.addingTimeInterval(600),
+                    [Self.record(issued: now, lifetime: 3_600)], withholding: [], policies: Self.policies,
+                    unlockedUntil: now.addingTimeInterval(600),
                     vaultFile: nil,
                     now: now)
                 let seconds = Int(now.timeIntervalSince1970)
-                #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) != nil, "before: \(what)")
+                #expect(
+                    TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) != nil,
+                    "before: \(what)")
                 try attack(vault)
-                #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, now: seconds) == nil, "\(what)")
+                #expect(
+                    TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) == nil,
+                    "\(what)")
             }
         }
     }
@@ -183,7 +225,8 @@ struct TokenCopyTests {
             .token(issuedAt: 1_750_000_000, expiresAt: 1_750_003_600, token: Array("t".utf8)),
             .token(issuedAt: -5, expiresAt: nil, token: Array("tok".utf8)),
             .token(issuedAt: .min, expiresAt: .max - 1, token: [0]),
-            .alias(of: "12"),
+            .alias(of: "12", policy: "1:2:3:4:5:6:7|-|8:9:10:11:12:13:14"),
+            .alias(of: "3", policy: ""),
         ] {
             #expect(TokenCopy.decode(TokenCopy.encode(entry)) == entry)
         }
@@ -197,5 +240,7 @@ struct TokenCopyTests {
         #expect(TokenCopy.decode([2] + [UInt8](repeating: 0, count: 16)) == nil, "no token bytes")
         #expect(TokenCopy.decode([3, 1, 2, 3]) == nil)
         #expect(TokenCopy.decode([1]) == nil)
+        #expect(TokenCopy.decode([1] + Array("12".utf8)) == nil, "an alias without a fingerprint, as before")
+        #expect(TokenCopy.decode([1, 0, 9] + Array("short".utf8)) == nil, "a fingerprint longer than the payload")
     }
 }

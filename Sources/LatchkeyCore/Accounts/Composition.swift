@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// Every part Latchkey runs with, built once from the process environment: the one composition
@@ -64,11 +65,14 @@ public struct Composition: Sendable {
     public var catalog: ProviderCatalog { service.catalog }
 
     /// Every provider in the providers.d directories `environment` names (the agent reads them
-    /// again when they change).
-    static func loadCatalog(environment: [String: String]) -> ProviderCatalog {
-        ProviderCatalog.load(
-            directories: ProviderCatalog.searchDirectories(environment: environment),
-            explicitDirectoryRequired: environment["LATCHKEY_PROVIDERS_DIR"] != nil)
+    /// again when they change), with `sources`, the policy files as they were before they were
+    /// read (taken now unless the caller took it before reading config.toml).
+    static func loadCatalog(environment: [String: String], sources: PolicySnapshot? = nil) -> ProviderCatalog {
+        let sources = sources ?? PolicySnapshot { environment[$0] }
+        var catalog = ProviderCatalog.load(
+            directories: sources.directories, explicitDirectoryRequired: environment["LATCHKEY_PROVIDERS_DIR"] != nil)
+        catalog.sources = sources
+        return catalog
     }
 }
 

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 import Synchronization
 
@@ -7,7 +8,8 @@ import Synchronization
 /// confirm_timeout`. One rule for the agent, the command line and the launcher's copies, so no
 /// door hands out what another would ask about.
 public final class ReleasePolicy: Sendable {
-    private let source: Mutex<(configuration: LatchkeyConfiguration, catalog: @Sendable () -> ProviderCatalog)>
+    /// `configuration` is `nil` while config.toml does not parse (the agent goes on running then).
+    private let source: Mutex<(configuration: LatchkeyConfiguration?, catalog: @Sendable () -> ProviderCatalog)>
     /// Where a command logs what the person answered, as the agent logs its releases, and where
     /// a log that cannot be written is said.
     private let log: (file: ReleaseLog, warn: @Sendable (String) -> Void)?
@@ -26,19 +28,29 @@ public final class ReleasePolicy: Sendable {
     }
 
     /// The agent reads config.toml and providers.d again when they change; the copies it writes
-    /// then follow what they say now.
-    func follow(configuration: LatchkeyConfiguration, catalog: ProviderCatalog) {
+    /// then follow what they say now (`nil`: config.toml no longer parses).
+    func follow(configuration: LatchkeyConfiguration?, catalog: ProviderCatalog) {
         source.withLock { $0 = (configuration, { catalog }) }
     }
 
     /// Whether a token of `record` needs a person's approval before it leaves Latchkey.
     public func needsApproval(_ record: AccountRecord) -> Bool {
         let (configuration, catalog) = source.withLock { $0 }
-        return configuration.sharing(of: record, provider: try? catalog().provider(named: record.provider)).confirm
+        return LatchkeyConfiguration.sharing(of: record, configuration: configuration, catalog: catalog()).confirm
+    }
+
+    /// The fingerprint of the files this policy of `provider`'s accounts was read from
+    /// (`PolicyFiles`), for the launcher to compare with the files as they are; `nil` when it
+    /// cannot be known (a file changed while it was read, or just now), and then the launcher
+    /// answers nothing of that provider's accounts.
+    func fingerprint(ofProvider provider: String) -> String? {
+        let (configuration, catalog) = source.withLock { $0 }
+        guard let configuration else { return nil }
+        return catalog().sources?.fingerprint(ofProvider: provider, configIdentity: configuration.sourceIdentity)
     }
 
     /// Seconds a release waits for a person before it is refused.
-    public var timeout: Int { source.withLock { $0.configuration.agent.confirmTimeout } }
+    public var timeout: Int { source.withLock { $0.configuration?.agent.confirmTimeout ?? AgentSettings().confirmTimeout } }
 }
 
 /// A person who can agree to a token of a `confirm = true` account going to another program, when

@@ -98,7 +98,7 @@ extension Agent {
         }
         let name = "\(record.provider):\(record.label)"
         let provider = try? settings.catalog.provider(named: record.provider)
-        let sharing = settings.configuration.sharing(of: record, provider: provider)
+        let sharing = settings.sharing(of: record)
         func logged(_ outcome: ReleaseLog.Entry.Outcome, _ reason: String? = nil) { logged(account: name, outcome, reason) }
         // Each resource asked for is kept in the vault: a forwarded host may not choose them.
         if forwarded, let resource = narrowing?.resource, !(provider?.listedResources.contains(resource) ?? false) {
@@ -210,7 +210,7 @@ extension Agent {
 
     /// Whether `record` is marked `forward = true`, by its `[accounts]` table or its provider file.
     private func isShared(_ record: AccountRecord, _ settings: Settings) -> Bool {
-        settings.configuration.sharing(of: record, provider: try? settings.catalog.provider(named: record.provider)).forward
+        settings.sharing(of: record).forward
     }
 
     // MARK: - Failures

@@ -62,10 +62,20 @@ public final class Agent: Sendable {
 
     /// config.toml, the providers and the hooks, with what they were read from.
     struct Settings: Sendable {
-        var identity: [FileIdentity?]
+        /// The policy files as they were before these were read; `nil` until read by the agent.
+        var sources: PolicySnapshot?
         var configuration: LatchkeyConfiguration
+        /// `false` while config.toml does not parse: `configuration` is then the one before.
+        var configurationReadable = true
         var catalog: ProviderCatalog
         var hooks: Hooks
+
+        /// What may be done with `record`'s tokens (`LatchkeyConfiguration.sharing`): while
+        /// config.toml does not parse, nothing goes to a forwarded connection and every release
+        /// waits for a person.
+        func sharing(of record: AccountRecord) -> (forward: Bool, confirm: Bool) {
+            LatchkeyConfiguration.sharing(of: record, configuration: configurationReadable ? configuration : nil, catalog: catalog)
+        }
     }
 
     public init(composition: Composition, options: Options) {
@@ -81,8 +91,7 @@ public final class Agent: Sendable {
         let configuration = (try? composition.configuration.get()) ?? LatchkeyConfiguration()
         current = Mutex(
             Settings(
-                identity: Self.identity(environment: composition.environment), configuration: configuration,
-                catalog: composition.catalog,
+                configuration: configuration, catalog: composition.catalog,
                 hooks: Hooks(settings: configuration.hooks, environment: composition.environment, report: options.say)))
     }
 
@@ -157,33 +166,35 @@ public final class Agent: Sendable {
 
     // MARK: - Settings
 
-    /// config.toml and providers.d as they are now: read again when config.toml or a providers
-    /// directory changed (a file added, removed or replaced). A config.toml that no longer
-    /// reads is said and the settings before it are kept.
+    /// config.toml and providers.d as they are now: read again when any file of them changed
+    /// (`PolicySnapshot`: config.toml, a providers directory, a provider file added, removed,
+    /// replaced or rewritten in place). While config.toml does not parse, the settings before it
+    /// are kept for everything but the policy, which then refuses every forwarded release and
+    /// asks a person for every other (`Settings.sharing`).
     func settings() -> Settings {
-        let identity = Self.identity(environment: environment)
+        let sources = PolicySnapshot { environment[$0] }
         return current.withLock { settings in
-            guard settings.identity != identity else { return settings }
-            settings.identity = identity
+            guard settings.sources != sources else { return settings }
+            settings.sources = sources
             do {
                 settings.configuration = try LatchkeyConfiguration.load(path: paths.configFile, environment: environment)
-            } catch let error as ProviderFileErrors {
-                options.say(
-                    "config.toml was changed and cannot be used; keeping the settings read before:\n"
-                        + error.errors.map(\.description).joined(separator: "\n"))
+                if !settings.configurationReadable { options.say("config.toml can be used again") }
+                settings.configurationReadable = true
             } catch {
-                options.say("config.toml was changed and cannot be used: \(error)")
+                let reasons = (error as? ProviderFileErrors)?.errors.map(\.description).joined(separator: "\n") ?? "\(error)"
+                if settings.configurationReadable {
+                    options.say(
+                        "config.toml was changed and cannot be used: until it is fixed, no forwarded connection gets a token"
+                            + " and every release waits for a person's approval:\n" + reasons)
+                }
+                settings.configurationReadable = false
             }
-            settings.catalog = Composition.loadCatalog(environment: environment)
+            settings.catalog = Composition.loadCatalog(environment: environment, sources: sources)
             settings.hooks = Hooks(settings: settings.configuration.hooks, environment: environment, report: options.say)
-            releasePolicy?.follow(configuration: settings.configuration, catalog: settings.catalog)
+            releasePolicy?.follow(
+                configuration: settings.configurationReadable ? settings.configuration : nil, catalog: settings.catalog)
             return settings
         }
-    }
-
-    private static func identity(environment: [String: String]) -> [FileIdentity?] {
-        let paths = LatchkeyPaths(environment: environment)
-        return ([paths.configFile] + ProviderCatalog.searchDirectories(environment: environment)).map(FileIdentity.init(path:))
     }
 
     /// An `AccountService` for one request: the agent's keystore and engine, and for a local

@@ -79,9 +79,34 @@ extension LatchkeyConfiguration {
     /// What the agent may do with `record`'s tokens: its `[accounts."…"]` table first (the first
     /// one naming it, by subject or name), then its provider file; `false` when neither says.
     public func sharing(of record: AccountRecord, provider: Provider?) -> (forward: Bool, confirm: Bool) {
+        sharing(of: record, fromFile: provider?.sharing)
+    }
+
+    /// What may be done with `record`'s tokens by the policy as it could be read: the one rule for
+    /// the agent, the commands and the launcher's copies. `configuration` is `nil` while config.toml
+    /// does not parse, and then no account is forwarded and every one needs a person's approval;
+    /// a provider file that exists but cannot be read or parsed likewise leaves what its
+    /// accounts' `[accounts]` tables do not set at `forward = false`, `confirm = true`. A policy
+    /// that cannot be read must not be taken for one that allows everything.
+    public static func sharing(
+        of record: AccountRecord, configuration: LatchkeyConfiguration?, catalog: ProviderCatalog
+    ) -> (forward: Bool, confirm: Bool) {
+        guard let configuration else { return (false, true) }
+        let fromFile: AccountSharing?
+        do {
+            fromFile = try catalog.provider(named: record.provider).sharing
+        } catch .broken {
+            fromFile = AccountSharing(forward: false, confirm: true)
+        } catch {
+            fromFile = nil
+        }
+        return configuration.sharing(of: record, fromFile: fromFile)
+    }
+
+    private func sharing(of record: AccountRecord, fromFile: AccountSharing?) -> (forward: Bool, confirm: Bool) {
         let own = accounts.first { $0.selector.provider == record.provider && record.matches(selector: $0.selector.account ?? "") }
-        let forward = own?.sharing.forward ?? provider?.sharing.forward ?? false
-        let confirm = own?.sharing.confirm ?? provider?.sharing.confirm ?? false
+        let forward = own?.sharing.forward ?? fromFile?.forward ?? false
+        let confirm = own?.sharing.confirm ?? fromFile?.confirm ?? false
         return (forward, confirm)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 import TOMLKit
 
@@ -23,9 +24,10 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     public var agent = AgentSettings()
     /// `[hooks]`: programs run on sign-ins, failed refreshes, expiry and releases.
     public var hooks = HookSettings()
-    /// The identity of the file these settings were read from (`DirectoryAccountsCopy.identity`),
-    /// when it did not change while it was read: what the launcher's copy of the mappings is
-    /// labelled with, so the launcher never applies mappings of a file that changed since.
+    /// The identity of the file these settings were read from (`PolicyFiles.identity`;
+    /// `PolicyFiles.absent` when there was none), when it had settled and did not change while it
+    /// was read: what the launcher's copies (of the mappings, of the tokens) are labelled with,
+    /// so the launcher never answers by settings of a file that changed since.
     public var sourceIdentity: String?
 
     public init() {}
@@ -36,16 +38,20 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     /// Reads the file when it exists; a broken file is an error naming file, line and field.
     /// `environment` gives `HOME`, for directories written as `~/…`.
     public static func load(path: String, environment: [String: String] = [:]) throws(ProviderFileErrors) -> LatchkeyConfiguration {
-        let before = DirectoryAccountsCopy.identity(ofConfigFile: path)
+        let before = PolicyFiles.identity(of: path, settled: true)
         let text: String
+        var configuration: LatchkeyConfiguration
         switch TextFile.read(path) {
         case .success(let read): text = read
-        case .failure(.missing): return LatchkeyConfiguration()
+        case .failure(.missing):
+            configuration = LatchkeyConfiguration()
+            if before == PolicyFiles.absent { configuration.sourceIdentity = before }
+            return configuration
         case .failure(let problem): throw ProviderFileErrors([ProviderFileError(file: path, message: problem.message)])
         }
-        var configuration = try checked(text, path: path, environment: environment)
-        if case .some(let identity?) = before, DirectoryAccountsCopy.identity(ofConfigFile: path) == before {
-            configuration.sourceIdentity = identity
+        configuration = try checked(text, path: path, environment: environment)
+        if let before, before != PolicyFiles.absent, PolicyFiles.identity(of: path) == before {
+            configuration.sourceIdentity = before
         }
         return configuration
     }

@@ -19,15 +19,20 @@ struct TokenCopies {
     /// Tokens larger than this stay in the vault only (the kernel's per-user quota is small).
     static let largestCopied = 16_000
 
-    /// Replaces every copy with ones made from `records` but those at `withheld`, valid until
-    /// `unlockedUntil` at most.
+    /// Replaces every copy with ones made from `records` but those at `withheld` and those of a
+    /// provider missing from `policies`, valid until `unlockedUntil` at most. `policies` holds
+    /// each provider's policy fingerprint (`PolicyFiles`) as the withholding was decided by; the
+    /// launcher answers a copy only while its provider's files still have it.
     ///
     /// `vaultFile` is the file the records were read from or written to. When the copies in the
     /// keyring were all made from that same file under the same unlock, they are what this call
     /// would write, and they stay: rewriting them took three system calls per account and
     /// selector on every read (1,800 for 200 accounts, most of `latchkey status`).
-    func sync(_ records: [AccountRecord], withholding withheld: Set<Int>, unlockedUntil: Date, vaultFile: [UInt8]?, now: Date = Date()) {
-        let withheldAccounts = WithheldAccounts(withheld.map { records[$0] }).payload
+    func sync(
+        _ records: [AccountRecord], withholding withheld: Set<Int>, policies: [String: String], unlockedUntil: Date, vaultFile: [UInt8]?,
+        now: Date = Date()
+    ) {
+        let withheldAccounts = WithheldAccounts(withheld.map { records[$0] }, policies: policies).payload
         let marker = vaultFile.map { Self.marker(vaultFile: $0, withheld: withheldAccounts, unlockedUntil: unlockedUntil) }
         if let marker, KernelKeyring.read(description: markerDescription) == marker { return }
         let lifetime = Int(wholeSeconds: unlockedUntil.timeIntervalSince(now))
@@ -44,7 +49,7 @@ struct TokenCopies {
             withheldAccounts, description: WithheldAccounts.keyDescription(vaultPath: vaultPath), seconds: lifetime, ring: ring)
         // Each copy made, by record: its account key, seconds to live, and the narrowing it holds.
         var copied: [Int: [(account: String, seconds: Int, narrowing: TokenNarrowing?)]] = [:]
-        for (index, record) in records.enumerated() where !withheld.contains(index) {
+        for (index, record) in records.enumerated() where !withheld.contains(index) && policies[record.provider] != nil {
             let tokens: [(TokenNarrowing?, Secret, issued: Date, expires: Date?)] =
                 [(nil, record.accessToken, record.updatedAt, record.expiresAt)]
                 + (record.narrowedTokens ?? []).map {
@@ -68,6 +73,7 @@ struct TokenCopies {
             }
         }
         for (selector, index) in Self.selectors(for: records) {
+            guard let policy = policies[records[index].provider] else { continue }
             for copy in copied[index] ?? [] {
                 let description =
                     copy.narrowing.map {
@@ -75,7 +81,9 @@ struct TokenCopies {
                             vaultPath: vaultPath, selector: selector.description, resource: $0.resource, scopes: $0.scopes)
                     } ?? TokenCopy.selectorKeyDescription(vaultPath: vaultPath, selector: selector.description)
                 complete =
-                    store(TokenCopy.encode(.alias(of: copy.account)), description: description, seconds: copy.seconds, ring: ring)
+                    store(
+                        TokenCopy.encode(.alias(of: copy.account, policy: policy)), description: description, seconds: copy.seconds,
+                        ring: ring)
                     && complete
             }
         }
@@ -86,8 +94,8 @@ struct TokenCopies {
     }
 
     /// Names the copies' origin: the vault file's SHA-256 (every write seals with a fresh nonce,
-    /// so it changes with every write) with the accounts withheld (a provider file or config.toml
-    /// that marks another one `confirm = true` changes them, not the file), the unlock's end,
+    /// so it changes with every write) with the accounts withheld and the policy files'
+    /// fingerprints (a provider file or config.toml edited changes them, not the file), the unlock's end,
     /// which bounds every copy's lifetime, and the copies' format, so copies an older Latchkey
     /// wrote from the same file are made anew.
     static func marker(vaultFile: [UInt8], withheld: [UInt8], unlockedUntil: Date) -> [UInt8] {

@@ -166,8 +166,12 @@ public final class VaultKeystore: Keystore {
     /// `vaultFile`: the bytes the records came from or went to (`nil` when there is no file).
     private func refreshTokenCopies(_ records: [AccountRecord], vaultFile: [UInt8]?) {
         guard let tokenCopies, let until = keyCache?.unlockedUntil else { return }
+        // Of the files as they were before the policy was read from them: one changed meanwhile
+        // makes the launcher pass the copies over, never trust them.
+        var policies: [String: String] = [:]
+        for provider in Set(records.map(\.provider)) { policies[provider] = releasePolicy?.fingerprint(ofProvider: provider) }
         let withheld = Set(records.indices.filter { releasePolicy?.needsApproval(records[$0]) == true })
-        tokenCopies.sync(records, withholding: withheld, unlockedUntil: until, vaultFile: vaultFile)
+        tokenCopies.sync(records, withholding: withheld, policies: policies, unlockedUntil: until, vaultFile: vaultFile)
         if let (identity, accounts) = directories {
             tokenCopies.syncDirectories(DirectoryAccountsCopy.payload(accounts, identity: identity), unlockedUntil: until)
         }

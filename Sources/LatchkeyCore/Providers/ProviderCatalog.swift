@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// Every provider found in the providers.d directories, with every error found on the way.
@@ -7,19 +8,20 @@ public import LatchkeyVault
 public struct ProviderCatalog: Sendable {
     public private(set) var providers: [Provider]
     public private(set) var errors: [ProviderFileError]
+    /// The policy files as they were just before these were read, when the catalog was loaded
+    /// from the directories (`Composition.loadCatalog`): what the agent compares to know it must
+    /// read them again, and what the launcher's copies are fingerprinted with.
+    var sources: PolicySnapshot?
 
     public init(providers: [Provider], errors: [ProviderFileError]) {
         self.providers = providers
         self.errors = errors
     }
 
-    /// The directories searched, most important first.
-    ///
-    /// `$LATCHKEY_PROVIDERS_DIR` alone when set (tests and scripts want exactly one place);
-    /// otherwise `$XDG_CONFIG_HOME/latchkey/providers.d` then `/etc/latchkey/providers.d`.
+    /// The directories searched, most important first (`PolicyFiles.providerDirectories`, which
+    /// the launcher uses too).
     public static func searchDirectories(environment: [String: String]) -> [String] {
-        if let only = environment["LATCHKEY_PROVIDERS_DIR"], !only.isEmpty { return [only] }
-        return [LatchkeyPaths(environment: environment).configDirectory + "/providers.d", "/etc/latchkey/providers.d"]
+        PolicyFiles.providerDirectories { environment[$0] }
     }
 
     /// Loads every `*.toml` file; for a name found in several directories the first one wins.
