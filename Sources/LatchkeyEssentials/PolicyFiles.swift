@@ -88,13 +88,13 @@ public enum PolicyFiles {
 /// Every policy file's identity at one moment, taken before the files are read: what the agent
 /// compares to know it must read them again, and what the fingerprints a reader hands on (the
 /// token copies') are made of, so a file changed while it was read is never taken for the one read.
-public struct PolicySnapshot: Equatable, Sendable {
+public struct PolicySnapshot: Sendable {
     /// By path: config.toml, each providers directory and every `*.toml` file in them.
     private var identities: [String: String] = [:]
     /// The providers directories, most important first.
     public let directories: [String]
     /// `false` when a file could not be looked at or changed within `settleTime`: such a
-    /// snapshot equals no other, so the agent reads the files again until they settle, and it
+    /// snapshot matches no other, so the agent reads the files again until they settle, and it
     /// gives no fingerprint.
     public private(set) var isSettled = true
 
@@ -134,7 +134,9 @@ public struct PolicySnapshot: Equatable, Sendable {
             identity: { identities[$0] ?? PolicyFiles.absent })
     }
 
-    public static func == (lhs: PolicySnapshot, rhs: PolicySnapshot) -> Bool {
-        lhs.isSettled && rhs.isSettled && lhs.identities == rhs.identities && lhs.directories == rhs.directories
+    /// Whether the files read after `self` was taken are still the ones `other` sees: both
+    /// settled, every file the same.
+    public func matches(_ other: PolicySnapshot) -> Bool {
+        isSettled && other.isSettled && identities == other.identities && directories == other.directories
     }
 }

@@ -174,7 +174,7 @@ public final class Agent: Sendable {
     func settings() -> Settings {
         let sources = PolicySnapshot { environment[$0] }
         return current.withLock { settings in
-            guard settings.sources != sources else { return settings }
+            if let previous = settings.sources, previous.matches(sources) { return settings }
             settings.sources = sources
             do {
                 settings.configuration = try LatchkeyConfiguration.load(path: paths.configFile, environment: environment)
