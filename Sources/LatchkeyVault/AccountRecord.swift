@@ -34,6 +34,9 @@ public struct AccountRecord: Codable, Sendable, Equatable {
     /// Tokens for one resource or fewer scopes (`latchkey token --resource/--scope`), one per
     /// (resource, scopes); `nil` when none was asked for.
     public var narrowedTokens: [NarrowedToken]?
+    /// AWS credentials `latchkey aws-credential` got with the ID token, at most
+    /// `AWSRoleCredential.keptPerAccount`; `nil` when none was asked for (and in older vaults).
+    public var awsCredentials: [AWSRoleCredential]?
 
     public init(
         provider: String, issuer: String, subject: String, displayName: String?, accessToken: Secret, tokenType: String,

@@ -53,6 +53,7 @@ struct VaultRecordReader {
         var isDefault: Bool?
         var dpopKey: Secret?
         var narrowedTokens: [NarrowedToken]?
+        var awsCredentials: [AWSRoleCredential]?
         try expect(UInt8(ascii: "{"))
         var members = Sequence()
         while let key = try nextMember(&members) {
@@ -74,6 +75,7 @@ struct VaultRecordReader {
             case "isDefault": isDefault = null() ? nil : try boolean()
             case "dpopKey": dpopKey = try optionalString().map(Secret.init)
             case "narrowedTokens": narrowedTokens = null() ? nil : try narrowed()
+            case "awsCredentials": awsCredentials = null() ? nil : try aws()
             default: try skipValue()
             }
         }
@@ -87,7 +89,44 @@ struct VaultRecordReader {
         record.isDefault = isDefault
         record.dpopKey = dpopKey
         record.narrowedTokens = narrowedTokens
+        record.awsCredentials = awsCredentials
         return record
+    }
+
+    private mutating func aws() throws(Malformed) -> [AWSRoleCredential] {
+        var credentials: [AWSRoleCredential] = []
+        try expect(UInt8(ascii: "["))
+        var elements = Sequence()
+        while try nextElement(&elements) {
+            var roleARN, sessionName, endpoint, accessKeyID: String?
+            var secretAccessKey, sessionToken: Secret?
+            var expiresAt, issuedAt, lastUsedAt: Date?
+            try expect(UInt8(ascii: "{"))
+            var members = Sequence()
+            while let key = try nextMember(&members) {
+                switch key {
+                case "roleARN": roleARN = try string()
+                case "sessionName": sessionName = try string()
+                case "endpoint": endpoint = try string()
+                case "accessKeyID": accessKeyID = try string()
+                case "secretAccessKey": secretAccessKey = Secret(try string())
+                case "sessionToken": sessionToken = Secret(try string())
+                case "expiresAt": expiresAt = try date()
+                case "issuedAt": issuedAt = try date()
+                case "lastUsedAt": lastUsedAt = null() ? nil : try date()
+                default: try skipValue()
+                }
+            }
+            guard let roleARN, let sessionName, let endpoint, let accessKeyID, let secretAccessKey, let sessionToken, let expiresAt,
+                let issuedAt
+            else { throw Malformed(reason: "AWS credentials without one of their required keys") }
+            credentials.append(
+                AWSRoleCredential(
+                    roleARN: roleARN, sessionName: sessionName, endpoint: endpoint, accessKeyID: accessKeyID,
+                    secretAccessKey: secretAccessKey, sessionToken: sessionToken, expiresAt: expiresAt, issuedAt: issuedAt,
+                    lastUsedAt: lastUsedAt))
+        }
+        return credentials
     }
 
     private mutating func narrowed() throws(Malformed) -> [NarrowedToken] {

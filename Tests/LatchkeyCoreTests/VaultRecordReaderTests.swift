@@ -30,8 +30,17 @@ import Testing
                 resource: nil, scopes: [], accessToken: Secret(text), tokenType: "Bearer", expiresAt: nil,
                 issuedAt: Date(timeIntervalSince1970: date)),
         ]
+        record.awsCredentials = [
+            AWSRoleCredential(
+                roleARN: "arn:aws:iam::123456789012:role/\(text)", sessionName: text, endpoint: "https://sts/\(text)",
+                accessKeyID: "ASIA\(text)", secretAccessKey: Secret("s\(text)"), sessionToken: Secret("t\(text)"),
+                expiresAt: Date(timeIntervalSince1970: date), issuedAt: Date(timeIntervalSince1970: date - 1),
+                lastUsedAt: index(of: text).isMultiple(of: 2) ? nil : Date(timeIntervalSince1970: date - 0.5))
+        ]
         return record
     }
+
+    private static func index(of text: String) -> Int { awkwardTexts.firstIndex(of: text) ?? 0 }
 
     private static func readerRecords(_ bytes: [UInt8]) throws -> [AccountRecord] {
         var reader = VaultRecordReader(bytes)

@@ -69,38 +69,13 @@ public struct KubeconfigWriter: Sendable {
         return String(decoding: outcome.output, as: UTF8.self)
     }
 
-    /// Copies the file to `FILE.latchkey-backup-YYYYMMDDTHHMMSSZ` (owner-only: a kubeconfig can
-    /// hold client keys and tokens), never replacing an existing file.
+    /// Copies the file aside (`FileBackup`).
     private func backUp(now: Date) throws(KubeconfigError) -> String {
-        let contents: Data
         do {
-            contents = try Data(contentsOf: URL(fileURLWithPath: file))
+            return try FileBackup.copy(file, now: now)
         } catch {
-            throw .backup(file, reason: "cannot read it")
+            throw .backup(error.path, reason: error.reason)
         }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        let stem = "\(file).latchkey-backup-\(formatter.string(from: now))"
-        for attempt in 1...100 {
-            let path = attempt == 1 ? stem : "\(stem).\(attempt)"
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            if descriptor < 0 {
-                if errno == EEXIST { continue }
-                throw .backup(path, reason: String(cString: strerror(errno)))
-            }
-            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-            do {
-                try handle.write(contentsOf: contents)
-                try handle.synchronize()
-            } catch {
-                unlink(path)
-                throw .backup(path, reason: "cannot write it")
-            }
-            return path
-        }
-        throw .backup(stem, reason: "a hundred backups from this second already exist")
     }
 }
 

@@ -25,6 +25,9 @@ public struct Provider: Sendable, Equatable {
     /// `forward` and `confirm`: what `latchkey agent` may do with every account of this provider
     /// (an account's own `[accounts."…"]` table in config.toml overrides it).
     public var sharing = AccountSharing()
+    /// `aws_role_arn`, `aws_region`, `aws_sts_endpoint` and `aws_web_identity_token`: what
+    /// `latchkey aws-credential` uses where its options say nothing.
+    public var aws = AWSSettings()
 
     public init(name: String, displayName: String, kind: Kind, sourceFile: String) {
         self.name = name

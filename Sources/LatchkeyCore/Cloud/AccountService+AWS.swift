@@ -1,0 +1,108 @@
+public import Foundation
+public import LatchkeyVault
+
+/// `latchkey aws-credential`'s options, before the provider file's defaults and the environment
+/// fill them in (`AccountService.awsRoleRequest`).
+public struct AWSCredentialOptions: Sendable, Equatable {
+    public var roleARN: String?
+    public var sessionName: String?
+    public var duration: Int?
+    public var stsEndpoint: String?
+
+    public init(roleARN: String? = nil, sessionName: String? = nil, duration: Int? = nil, stsEndpoint: String? = nil) {
+        self.roleARN = roleARN
+        self.sessionName = sessionName
+        self.duration = duration
+        self.stsEndpoint = stsEndpoint
+    }
+
+    /// The endpoint when neither the option nor the provider file names one: the AWS SDKs'
+    /// `AWS_ENDPOINT_URL_STS`, else the regional endpoint of `aws_region`, `AWS_REGION` or
+    /// `AWS_DEFAULT_REGION`, else the global one.
+    static func defaultEndpoint(region: String?, environment: [String: String]) throws(AWSCredentialError) -> URL {
+        if let raw = environment["AWS_ENDPOINT_URL_STS"], !raw.isEmpty { return try endpoint(raw) }
+        guard
+            let region = region
+                ?? [environment["AWS_REGION"], environment["AWS_DEFAULT_REGION"]].compactMap({ $0 }).first(where: { !$0.isEmpty })
+        else { return URL(string: "https://sts.amazonaws.com")! }
+        guard AWSNames.isRegion(region) else { throw .invalidRegion(region) }
+        return URL(string: "https://sts.\(region).amazonaws.com")!
+    }
+
+    /// An STS endpoint named by the person: https, or http to a loopback host (a local STS such as moto's).
+    static func endpoint(_ raw: String) throws(AWSCredentialError) -> URL {
+        switch EndpointURL.validate(raw) {
+        case .success(let url): return url
+        case .failure(let problem): throw .invalidEndpoint(raw, problem: problem.description)
+        }
+    }
+
+    /// The options checked, before any account is touched: a malformed role, session name,
+    /// duration or endpoint costs no sign-in.
+    func checked(settings: AWSSettings, provider: String, environment: [String: String]) throws(AWSCredentialError) -> (
+        roleARN: String, endpoint: URL
+    ) {
+        guard let roleARN = roleARN ?? settings.roleARN else { throw .noRole(provider: provider) }
+        if let problem = AWSNames.roleARNProblem(roleARN) { throw .invalidRoleARN(roleARN, problem: problem) }
+        if let sessionName, let problem = AWSNames.sessionNameProblem(sessionName) {
+            throw .invalidSessionName(sessionName, problem: problem)
+        }
+        if let stsEndpoint { return (roleARN, try Self.endpoint(stsEndpoint)) }
+        if let endpoint = settings.stsEndpoint { return (roleARN, endpoint) }
+        return (roleARN, try Self.defaultEndpoint(region: settings.region, environment: environment))
+    }
+}
+
+extension AccountService {
+    /// AWS credentials for `options`' role from STS `AssumeRoleWithWebIdentity` with the account's
+    /// ID token (or access token, as its provider file says), valid for more than five minutes:
+    /// the ones kept with the account from an earlier call while they are, else new ones, kept
+    /// (per role, session name and endpoint, at most `AWSRoleCredential.keptPerAccount`).
+    ///
+    /// The account is made valid first (refreshed, or signed in again through `interaction`,
+    /// and released only as `confirm` allows) even when credentials are kept, so an account
+    /// signed out or refused never answers from them. The STS call is made under the vault's
+    /// lock, so callers at the same moment ask STS once.
+    public func awsCredential(
+        for selector: AccountSelector, _ options: AWSCredentialOptions, minimumLifetime: TimeInterval, environment: [String: String],
+        signingInWith interaction: (any SignInInteraction)? = nil
+    ) async throws -> AWSRoleCredential {
+        let settings = try catalog.provider(named: selector.provider).aws
+        let (roleARN, endpoint) = try options.checked(settings: settings, provider: selector.provider, environment: environment)
+        let record = try await validRecord(for: selector, minimumLifetime: minimumLifetime, signingInWith: interaction)
+        let request = AWSRoleRequest(
+            roleARN: roleARN, sessionName: options.sessionName ?? AWSNames.sessionName(from: record.label), duration: options.duration,
+            endpoint: endpoint)
+        let account = AccountSelector(provider: record.provider, account: record.subject)
+        if let kept = record.awsCredentials?.first(where: request.matches), kept.isUsable(at: engine.now()) {
+            if now(minus: kept.lastUse) >= NarrowedToken.useGranularity { await recordUse(of: request, by: account) }
+            return kept
+        }
+        let token = settings.webIdentityToken == .idToken ? record.idToken : record.accessToken
+        guard let token else {
+            throw AWSCredentialError.noWebIdentityToken(account: record.label, provider: record.provider, settings.webIdentityToken)
+        }
+        return try await keystore.update { records in
+            let index = try account.index(in: records)
+            if let kept = records[index].awsCredentials?.first(where: request.matches), kept.isUsable(at: engine.now()) { return kept }
+            let response = try await engine.transport.send(request.httpRequest(token: token))
+            let credential = try request.credential(from: response, now: engine.now())
+            records[index].awsCredentials = AWSRoleCredential.keeping(
+                credential, among: records[index].awsCredentials ?? [], now: engine.now())
+            return credential
+        }
+    }
+
+    private func now(minus date: Date) -> TimeInterval { engine.now().timeIntervalSince(date) }
+
+    /// Notes that the credentials kept for `request` answered a call now, so they are among the
+    /// last to go when the account keeps too many; best effort, as for narrowed tokens.
+    private func recordUse(of request: AWSRoleRequest, by account: AccountSelector) async {
+        let now = engine.now()
+        _ = try? await keystore.update { records in
+            let index = try account.index(in: records)
+            guard let position = records[index].awsCredentials?.firstIndex(where: request.matches) else { return }
+            records[index].awsCredentials?[position].lastUsedAt = now
+        }
+    }
+}
