@@ -19,7 +19,8 @@ struct Latchkey: AsyncParsableCommand {
             DefaultCommand.self, LogoutCommand.self, UnlockCommand.self, LockCommand.self, ScreenCommand.self, DemoCommand.self,
             DoctorCommand.self,
             GitCredentialCommand.self, KubectlCredentialCommand.self, KubeconfigCommand.self, DockerCredentialCommand.self,
-            AgentCommand.self, ApproveCommand.self, DenyCommand.self, AWSCredentialCommand.self, AWSConfigCommand.self,
+            AgentCommand.self, ApproveCommand.self, DenyCommand.self, MCPCommand.self, AWSCredentialCommand.self,
+            AWSConfigCommand.self,
         ],
         // In a terminal, `latchkey` alone opens the screen; in pipes and scripts it prints the status.
         defaultSubcommand: isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ScreenCommand.self : StatusCommand.self)

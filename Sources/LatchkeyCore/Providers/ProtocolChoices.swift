@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import LatchkeyVault
 
 /// The newer OAuth pieces a provider file can ask for or turn off, each used where the server's
@@ -21,6 +21,9 @@ public struct ProtocolChoices: Sendable, Equatable {
     /// `git_resource`: the resource `git-credential` narrows git's token to (RFC 8707), through
     /// the same refresh grant as `latchkey token --resource`.
     public var gitResource: String?
+    /// `mcp_url`: the MCP server this provider signs in for (`latchkey mcp add`), one of
+    /// `resources` so that its tokens are bound to it (RFC 8707, the MCP authorization spec).
+    public var mcpURL: URL?
     /// `grant`: sign in as a person through the browser, or as the client itself.
     public var grant: Grant = .authorizationCode
     /// `client_secret_file`: where the client secret of `grant = "client_credentials"` is.

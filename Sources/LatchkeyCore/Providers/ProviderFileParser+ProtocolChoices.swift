@@ -1,10 +1,11 @@
+import Foundation
 import TOMLKit
 
 /// The provider file keys of `ProtocolChoices`: PAR, DPoP and resources.
 extension ProviderFileParser {
     static let protocolChoiceKeys: Set<String> = [
         "par", "dpop", "resources", "grant", "client_secret_file", "private_key_file", "private_key_id", "git_resource",
-        "registration",
+        "registration", "mcp_url",
     ]
 }
 
@@ -23,6 +24,10 @@ extension ProviderFileParser.Context {
         }
         if let resource = string(table, "git_resource", required: false) {
             if let problem = ResourceIndicator.problem(resource) { fail("git_resource", problem) } else { choices.gitResource = resource }
+        }
+        choices.mcpURL = url(table, "mcp_url")
+        if let mcpURL = choices.mcpURL, !choices.resources.contains(mcpURL.absoluteString), !hasError(for: "resources") {
+            fail("mcp_url", "must also be listed in resources, so that its tokens are bound to it (RFC 8707)")
         }
         choices.grant = choice(table, "grant", ProtocolChoices.Grant.self, required: false) ?? .authorizationCode
         choices.clientSecretFile = absolutePath(table, "client_secret_file")

@@ -106,6 +106,15 @@ public struct ProviderPresets: Sendable {
     public func write(_ draft: ProviderDraft, into directory: String, alongside directories: [String] = [])
         throws(ProviderPresetError) -> String
     {
+        let text = try text(of: draft)
+        let file = directory + "/" + draft.name + ".toml"
+        try Self.check(text, as: file, alongside: directories)
+        return try Self.create(file, text: text, in: directory)
+    }
+
+    /// The provider file `draft` becomes: the preset's text, or a blank one, with the draft's
+    /// issuer and client ID filled in.
+    func text(of draft: ProviderDraft) throws(ProviderPresetError) -> String {
         guard Provider.isValidName(draft.name) else { throw .invalidName(TerminalText.sanitized(draft.name, maxLength: 80)) }
         var text: String
         var source = draft.name
@@ -120,7 +129,7 @@ public struct ProviderPresets: Sendable {
             }
         } else {
             guard draft.issuer != nil else { throw .issuerNeeded }
-            text = Self.blank(name: draft.name, registersDynamically: draft.registersDynamically)
+            text = Self.blank(draft)
         }
         if let issuer = draft.issuer {
             guard Self.isOneLine(issuer) else { throw .invalidField("issuer") }
@@ -132,9 +141,7 @@ public struct ProviderPresets: Sendable {
             guard let filled = Self.fillingIn(clientID: clientID, in: text) else { throw .clientIDNotEmpty(file: source) }
             text = filled
         }
-        let file = directory + "/" + draft.name + ".toml"
-        try Self.check(text, as: file, alongside: directories)
-        return try Self.create(file, text: text, in: directory)
+        return text
     }
 
     /// The file as `providers check` would see it: parsed, then among the other providers.
@@ -174,34 +181,40 @@ public struct ProviderPresets: Sendable {
         return file
     }
 
-    /// A provider file for an OpenID provider known only by its issuer; with
-    /// `registersDynamically`, one whose server registers clients itself (RFC 7591).
-    static func blank(name: String, registersDynamically: Bool = false) -> String {
-        guard !registersDynamically else {
-            return """
-                # \(name) - an OpenID Connect provider, added by its issuer. Its server registers
-                # clients itself (RFC 7591): Latchkey registers one at the first sign-in and keeps
-                # it in the vault. See latchkey-providers(5).
-                display_name = "\(name)"
-                kind = "oidc"
-                issuer = ""
-                registration = "dynamic"
-                scopes = ["openid", "profile", "email"]
-
-                """
-        }
-        return """
-            # \(name) - an OpenID Connect provider, added by its issuer.
+    /// A provider file for a provider known only by its issuer (an OpenID provider, or what
+    /// `latchkey mcp add` discovered); with `registersDynamically`, one whose server registers
+    /// clients itself (RFC 7591).
+    static func blank(_ draft: ProviderDraft) -> String {
+        let name = draft.name
+        let what =
+            draft.mcpURL == nil
+            ? "an OpenID Connect provider, added by its issuer." : "the authorization server of an MCP server, added by `latchkey mcp add`."
+        let comment =
+            draft.registersDynamically
+            ? """
+            # Its server registers clients itself (RFC 7591): Latchkey registers one at the first
+            # sign-in and keeps it in the vault. See latchkey-providers(5).
+            """
+            : """
             # Register a native (public) client there with the redirect URI
             #     http://127.0.0.1/oauth2redirect/\(name)
             # (any port; PKCE S256), then set client_id below. See latchkey-providers(5).
-            display_name = "\(name)"
-            kind = "oidc"
-            issuer = ""
-            client_id = ""
-            scopes = ["openid", "profile", "email"]
-
             """
+        var lines = [
+            "# \(name) - \(what)", comment, "display_name = \(tomlString(name))", "kind = \(draft.isOpenID ? "\"oidc\"" : "\"oauth2\"")",
+            "issuer = \"\"", draft.registersDynamically ? "registration = \"dynamic\"" : "client_id = \"\"",
+            "scopes = " + tomlArray(draft.scopes ?? ["openid", "profile", "email"]),
+        ]
+        if !draft.resources.isEmpty { lines.append("resources = " + tomlArray(draft.resources)) }
+        if let mcpURL = draft.mcpURL { lines.append("mcp_url = \(tomlString(mcpURL))") }
+        if !draft.loopbackPorts.isEmpty {
+            lines.append("loopback_port = [" + draft.loopbackPorts.map(String.init).joined(separator: ", ") + "]")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func tomlArray(_ values: [String]) -> String {
+        "[" + values.map(tomlString).joined(separator: ", ") + "]"
     }
 
     private static func isOneLine(_ text: String) -> Bool {
@@ -249,6 +262,16 @@ public struct ProviderDraft: Sendable, Equatable {
     /// `registration = "dynamic"` instead of a `client_id` to fill in: for a provider without a
     /// preset whose discovery lists a `registration_endpoint` (`offersRegistration`).
     public var registersDynamically = false
+    /// `kind`: `"oidc"`, or `"oauth2"` for a server found by RFC 8414 discovery alone.
+    public var isOpenID = true
+    /// `scopes`; the blank file's OpenID scopes when `nil`.
+    public var scopes: [String]?
+    /// `resources` (RFC 8707).
+    public var resources: [String] = []
+    /// `mcp_url`: the MCP server the provider signs in for.
+    public var mcpURL: String?
+    /// `loopback_port`: for a server that matches redirect URIs port and all.
+    public var loopbackPorts: [Int] = []
 
     public init(preset: String?, name: String, issuer: String? = nil, clientID: String? = nil) {
         self.preset = preset
@@ -320,16 +343,23 @@ extension ProviderDraft {
     /// its discovery document lists a `registration_endpoint` (RFC 8414 §2). A discovery that
     /// fails answers why, and the file then asks for a `client_id` as before.
     public func offersRegistration(engine: OAuthEngine) async -> Result<Bool, any Error> {
-        guard preset == nil, clientID == nil, let issuer else { return .success(false) }
-        let text = ProviderPresets.setting("issuer", to: issuer, in: ProviderPresets.blank(name: name)) ?? ""
-        guard case .success(let provider) = ProviderFileParser().parse(text, file: name + ".toml"), case .oidc(let client) = provider.kind
-        else {
-            return .success(false)
-        }
+        guard preset == nil, clientID == nil, issuer != nil, let provider = blankProvider() else { return .success(false) }
         do {
-            return .success(try await engine.metadata(for: OAuthProvider(provider, client: client)).registrationEndpoint != nil)
+            return .success(try await engine.metadata(for: provider).registrationEndpoint != nil)
         } catch {
             return .failure(error)
+        }
+    }
+
+    /// The provider the file of this draft without a preset would load as, for its discovery
+    /// before the file is written; `nil` when it would not load.
+    func blankProvider() -> OAuthProvider? {
+        guard preset == nil, let text = try? ProviderPresets(directories: []).text(of: self),
+            case .success(let provider) = ProviderFileParser().parse(text, file: name + ".toml")
+        else { return nil }
+        switch provider.kind {
+        case .oidc(let client), .oauth2(let client): return OAuthProvider(provider, client: client)
+        default: return nil
         }
     }
 }

@@ -1,0 +1,168 @@
+public import Foundation
+public import LatchkeyVault
+
+/// What `latchkey mcp add` learns from an MCP server's URL alone (the MCP authorization spec):
+/// the 401 names the resource's metadata (RFC 9728), which names the authorization server,
+/// whose metadata (RFC 8414, else OpenID discovery) says how to register and sign in. Every
+/// answer is a stranger's: URLs it names obey `EndpointURL`'s rules for a server's answers, and
+/// text from it reaches errors sanitised.
+public struct MCPServerDiscovery: Sendable {
+    let engine: OAuthEngine
+
+    public init(engine: OAuthEngine) { self.engine = engine }
+
+    /// The provider file to write for the MCP server at `raw`, called `name`: its issuer and
+    /// kind, `resources` and `mcp_url` set to the server's canonical URI, the scopes of `scopes`,
+    /// else the challenge's, else the metadata's, and `registration = "dynamic"` unless
+    /// `clientID` is given. Throws when the server asks for no sign-in, its metadata names
+    /// another resource, or the authorization server offers no way to register.
+    public func draft(for raw: String, name: String, scopes: [String]?, clientID: String?) async throws -> ProviderDraft {
+        let server: URL
+        switch EndpointURL.validate(raw) {
+        case .success(let url): server = url
+        case .failure(let problem): throw MCPDiscoveryError.badURL(problem.description)
+        }
+        guard let resource = ProtectedResourceMetadata.canonical(server) else { throw MCPDiscoveryError.badURL("not a URL with a host") }
+        if let problem = ResourceIndicator.problem(resource) { throw MCPDiscoveryError.badURL(problem) }
+        let challenge = try await challenge(from: server)
+        let metadata = try await resourceMetadata(for: server, resource: resource, challenge: challenge)
+        guard let first = metadata.authorizationServers?.first else { throw MCPDiscoveryError.noAuthorizationServer }
+        let issuer: String
+        switch EndpointURL.validate(first, namedBy: server) {
+        case .success(let url): issuer = url.absoluteString
+        case .failure(let problem): throw MCPDiscoveryError.badURL(field: "authorization_servers", problem.description)
+        }
+        var draft = ProviderDraft(preset: nil, name: name, issuer: issuer, clientID: clientID)
+        draft.resources = [resource]
+        draft.mcpURL = resource
+        draft.scopes =
+            scopes ?? challenge.scope.map { $0.split(separator: " ").map(String.init) } ?? metadata.scopesSupported ?? []
+        let registrationEndpoint = try await authorizationServer(of: &draft)
+        if clientID == nil {
+            guard registrationEndpoint != nil else { throw MCPDiscoveryError.noRegistration(issuer: issuer) }
+            draft.registersDynamically = true
+        }
+        return draft
+    }
+
+    // MARK: - Steps
+
+    /// The `Bearer` challenge of the server's answer to a request without a token: an MCP
+    /// `initialize` POST, as a client's first request is.
+    func challenge(from server: URL) async throws -> BearerChallenge {
+        let initialize =
+            #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"latchkey","version":"1"}}}"#
+        let response = try await engine.transport.send(
+            HTTPRequest(
+                method: .post, url: server,
+                headers: [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")],
+                body: Array(initialize.utf8)))
+        guard response.status == 401 else { throw MCPDiscoveryError.noSignInAsked(status: response.status) }
+        let values = response.headers.filter { $0.0.lowercased() == "www-authenticate" }.map(\.1)
+        guard let challenge = BearerChallenge.find(in: values) else { throw MCPDiscoveryError.badChallenge }
+        return challenge
+    }
+
+    /// The resource's metadata: at the challenge's `resource_metadata` alone when it names one,
+    /// else at the well-known URLs in turn; its `resource` must be `resource` (RFC 9728 §3.3).
+    func resourceMetadata(for server: URL, resource: String, challenge: BearerChallenge) async throws -> ProtectedResourceMetadata {
+        var candidates: [URL]
+        if let named = challenge.resourceMetadata {
+            switch EndpointURL.validate(named, namedBy: server) {
+            case .success(let url): candidates = [url]
+            case .failure(let problem): throw MCPDiscoveryError.badURL(field: "resource_metadata", problem.description)
+            }
+        } else {
+            candidates = ProtectedResourceMetadata.wellKnownURLs(for: server)
+        }
+        for url in candidates {
+            let response = try await engine.transport.send(HTTPRequest(method: .get, url: url, headers: [("Accept", "application/json")]))
+            guard response.status == 200 else { continue }
+            guard let metadata = try? JSONDecoder().decode(ProtectedResourceMetadata.self, from: Data(response.body)) else {
+                throw MCPDiscoveryError.badMetadata(url: url.absoluteString)
+            }
+            guard let named = URL(string: metadata.resource).flatMap(ProtectedResourceMetadata.canonical), named == resource else {
+                throw MCPDiscoveryError.otherResource(expected: resource, named: TerminalText.sanitized(metadata.resource, maxLength: 200))
+            }
+            return metadata
+        }
+        throw MCPDiscoveryError.noMetadata(tried: candidates.map(\.absoluteString))
+    }
+
+    /// Reads the issuer's metadata as the provider file will (RFC 8414 for `kind = "oauth2"`,
+    /// then OpenID discovery for `"oidc"`), sets the draft's kind to the one found and returns
+    /// its `registration_endpoint`.
+    func authorizationServer(of draft: inout ProviderDraft) async throws -> URL? {
+        var failures: [String] = []
+        for isOpenID in [false, true] {
+            draft.isOpenID = isOpenID
+            guard let provider = draft.blankProvider() else {
+                throw MCPDiscoveryError.badURL(field: "authorization_servers", "not an issuer")
+            }
+            do {
+                let metadata = try await engine.metadata(for: provider, fresh: true)
+                return metadata.registrationEndpoint
+            } catch DiscoveryError.unreadableDocument(_, let reason) {
+                failures.append(reason)
+            }
+        }
+        throw MCPDiscoveryError.noServerMetadata(issuer: draft.issuer ?? "", reasons: failures)
+    }
+}
+
+/// Why an MCP server could not be added; nothing was written.
+public enum MCPDiscoveryError: LatchkeyError, Equatable {
+    case badURL(field: String? = nil, String)
+    case noSignInAsked(status: Int)
+    case badChallenge
+    case noMetadata(tried: [String])
+    case badMetadata(url: String)
+    case otherResource(expected: String, named: String)
+    case noAuthorizationServer
+    case noServerMetadata(issuer: String, reasons: [String])
+    case noRegistration(issuer: String)
+    /// The name is another provider's; refused before the server is asked anything.
+    case nameTaken(name: String, file: String)
+
+    public var category: FailureCategory {
+        switch self {
+        case .badURL(nil, _): return .usage
+        case .nameTaken: return .cannotCreate
+        default: return .rejected
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .badURL(nil, let problem):
+            return "the MCP server's URL is unusable: \(problem)"
+        case .badURL(let field?, let problem):
+            return "the MCP server's metadata gave an unusable \(field): \(problem); nothing was written"
+        case .noSignInAsked(let status):
+            return
+                "the MCP server answered a request without a token with HTTP \(status), not 401 with a Bearer challenge: it asks for no sign-in (or it is no MCP server); nothing was written"
+        case .badChallenge:
+            return
+                "the MCP server's 401 has no WWW-Authenticate Bearer challenge that follows RFC 9110 §11.6.1 and RFC 6750 §3; nothing was written"
+        case .noMetadata(let tried):
+            return
+                "no protected resource metadata (RFC 9728) at \(tried.map { TerminalText.sanitized($0, maxLength: 200) }.joined(separator: " or ")); nothing was written"
+        case .badMetadata(let url):
+            return
+                "\(TerminalText.sanitized(url, maxLength: 200)) is not protected resource metadata (RFC 9728 §2: a JSON object with resource); nothing was written"
+        case .otherResource(let expected, let named):
+            return
+                "the protected resource metadata is for \(named), not for \(expected): refusing it (RFC 9728 §3.3), since tokens for it would go to another server; nothing was written"
+        case .noAuthorizationServer:
+            return "the protected resource metadata names no authorization_servers; nothing was written"
+        case .noServerMetadata(let issuer, let reasons):
+            return
+                "the authorization server \(TerminalText.sanitized(issuer, maxLength: 200)) has no RFC 8414 or OpenID discovery document (\(reasons.joined(separator: "; "))); nothing was written"
+        case .nameTaken(let name, let file):
+            return "a provider called \(name) exists already (\(file)) and is left as it is; choose another name with --name"
+        case .noRegistration(let issuer):
+            return
+                "the authorization server \(TerminalText.sanitized(issuer, maxLength: 200)) offers no dynamic client registration (no registration_endpoint); register a client there and give its ID with --client-id"
+        }
+    }
+}
