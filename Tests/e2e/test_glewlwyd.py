@@ -50,12 +50,12 @@ def free_ports(count: int) -> list[int]:
 class Glewlwyd(ServerProcess):
     """One run_glewlwyd.py process; its READY line carries JSON."""
 
-    def __init__(self, data_dir, ports: list[int], features: tuple[str, ...] = ()):
+    def __init__(self, data_dir, ports: list[int], features: tuple[str, ...] = (), extra: tuple[str, ...] = ()):
         self.ports = ports
         uris = [arg for port in ports for arg in ("--redirect-uri", f"http://127.0.0.1:{port}/oauth2redirect/g")]
         switches = [arg for feature in features for arg in ("--feature", feature)]
         super().__init__("glewlwyd", [sys.executable, str(REPO / "Tests" / "glewlwyd" / "run_glewlwyd.py"),
-                                      "--data-dir", str(data_dir), *uris, *switches], data_dir)
+                                      "--data-dir", str(data_dir), *uris, *switches, *extra], data_dir)
 
     def wait_ready(self, timeout: float = 90):
         deadline = time.monotonic() + timeout

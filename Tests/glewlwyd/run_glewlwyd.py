@@ -113,10 +113,18 @@ def parse_args(argv):
                    help="always: every refresh returns a new refresh token and the old one stops working")
     p.add_argument("--feature", action="append", default=[], choices=sorted(FEATURES),
                    help="switch on a newer standard in the plugin (repeatable; see FEATURES)")
+    p.add_argument("--resource", action="append", default=[], metavar="SCOPE=URL",
+                   help="with the resource feature, also allow URL for SCOPE (repeatable): an MCP server on a port picked at run time")
     args = p.parse_args(argv)
     uris = []
     for item in args.redirect_uri:
         uris += [u.strip() for u in item.split(",") if u.strip()]
+    args.resources = {scope: list(urls) for scope, urls in RESOURCES.items()}
+    for item in args.resource:
+        scope, _, url = item.partition("=")
+        if not url:
+            p.error("--resource takes SCOPE=URL")
+        args.resources.setdefault(scope, []).append(url)
     if not uris:
         p.error("at least one --redirect-uri is needed (glewlwyd matches them exactly, port included)")
     args.redirect_uris = uris
@@ -284,14 +292,14 @@ def plugin_parameters(args, issuer, key_pem, pub_pem):
         "oauth-ciba-allowed": False,
         "oauth-fapi-check-all": False,
         "device-authorization-expiration": 600,
-        **feature_parameters(args.feature),
+        **feature_parameters(args.feature, args.resources),
         "device-authorization-interval": 5,
         "prompt-continue-client-property": "",
         "restrict-scope-client-property": "",
     }
 
 
-def feature_parameters(features):
+def feature_parameters(features, resources=RESOURCES):
     """The plugin switches of each --feature (names from protocol_oidc.c's check_parameters)."""
     params = {}
     if "par" in features or "par-required" in features:
@@ -301,7 +309,7 @@ def feature_parameters(features):
         params.update({"oauth-dpop-allowed": True, "oauth-dpop-iat-duration": 60, "oauth-dpop-nonce-counter": 5,
                        "oauth-dpop-nonce-mandatory": "dpop-nonce" in features})
     if "resource" in features:
-        params.update({"resource-allowed": True, "resource-scope": RESOURCES, "resource-client-property": "resource",
+        params.update({"resource-allowed": True, "resource-scope": resources, "resource-client-property": "resource",
                        "resource-scope-and-client-property": False})
     if "client-credentials" in features:
         # OpenID Connect has no client credentials grant: glewlwyd serves it only with allow-non-oidc.
@@ -461,7 +469,7 @@ def main(argv=None):
             "features": sorted(set(args.feature)),
         }
         if "resource" in args.feature:
-            ready["resources"] = RESOURCES
+            ready["resources"] = args.resources
         if machine_client:
             ready["machine_client"] = machine_client
         print("READY " + json.dumps(ready), flush=True)

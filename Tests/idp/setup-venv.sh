@@ -32,7 +32,7 @@ fi
 STAMP="$VENV/.latchkey-requirements.sha256"
 WANT=$(sha256sum "$REQ" | cut -d' ' -f1)
 HAVE=$(cat "$STAMP" 2>/dev/null || true)
-if [ "$WANT" != "$HAVE" ] || ! "$VENV/bin/python" -c 'import django, oauth2_provider, requests, jwcrypto' >/dev/null 2>&1; then
+if [ "$WANT" != "$HAVE" ] || ! "$VENV/bin/python" -c 'import django, oauth2_provider, requests, jwcrypto, mcp' >/dev/null 2>&1; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$REQ" >&2
     echo "$WANT" > "$STAMP"
 fi
