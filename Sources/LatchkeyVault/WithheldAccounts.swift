@@ -38,7 +38,10 @@ package struct WithheldAccounts: Equatable, Sendable {
         let sorted = accounts.sorted { ($0.provider, $0.subject) < ($1.provider, $1.subject) }
         let wire = Wire(
             accounts: sorted.map { [$0.provider, $0.subject] }, policies: policies.sorted { $0.key < $1.key }.map { [$0.key, $0.value] })
-        return Array((try? JSONEncoder().encode(wire)) ?? Data("{}".utf8))
+        // Sorted keys too: the encoder's own order of an object's keys varies from run to run.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Array((try? encoder.encode(wire)) ?? Data("{}".utf8))
     }
 
     package init?(payload: [UInt8]) {
