@@ -18,8 +18,9 @@ import requests
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import EX_OK, EX_REJECTED, REPO, ServerProcess, assert_clean_stderr, jwt_parts
-from test_glewlwyd import Glewlwyd, free_ports
+from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
+from conftest import EX_OK, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr, jwt_parts
+from test_glewlwyd import Glewlwyd, add_glewlwyd, free_ports, glewlwyd_current  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
 
@@ -56,7 +57,7 @@ def call_whoami(url: str, headers: dict) -> str:
     return asyncio.run(asyncio.wait_for(call(), 30))
 
 
-def test_mcp_add_registers_and_signs_in_and_the_sdks_client_calls_a_tool_with_mcp_headers(lk, mcp_server):
+def test_mcp_add_registers_and_signs_in_and_the_sdks_client_calls_a_tool_with_mcp_headers(lk, mcp_server, agents):
     assert requests.post(mcp_server.url, json={}, timeout=10).status_code == 401, "the server is not protected"
     added = lk.run("mcp", "add", mcp_server.url, "--loopback-port", str(free_ports(1)[0]), timeout=90)
     assert added.code == EX_OK, added
@@ -73,6 +74,18 @@ def test_mcp_add_registers_and_signs_in_and_the_sdks_client_calls_a_tool_with_mc
     assert mcp_server.url in (claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]), claims
 
     assert call_whoami(mcp_server.url, header) == claims["sub"]
+
+    # Through the agent, as token goes: the same header, from a client with no vault of its own.
+    through = lk.run("mcp", "headers", "127.0.0.1", env=agent_env(agents()))
+    assert through.code == EX_OK and json.loads(through.stdout) == header, through
+
+
+def test_mcp_headers_refuses_a_dpop_bound_account_and_prints_nothing(lk, glewlwyd_current):
+    add_glewlwyd(lk, glewlwyd_current, dpop="always")
+    assert lk.login("g").code == EX_OK
+    refused = lk.run("mcp", "headers", "g")
+    assert refused.code == EX_USAGE and refused.stdout == "", refused
+    assert "DPoP-bound" in refused.stderr and "mcp proxy" in refused.stderr, refused
 
 
 class HostileServer:

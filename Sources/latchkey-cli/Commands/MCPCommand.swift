@@ -103,11 +103,7 @@ struct MCPHeaders: AsyncParsableCommand {
                 for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
                 signingInWith: CommandLineInteraction.atTerminal())
             // A proof names the request it goes with, which a headers helper never sees.
-            guard !record.isProofBound else {
-                throw ValidationError(
-                    "\(TerminalText.sanitized(record.label)) has DPoP-bound tokens, which need a fresh proof for every request; a headers helper cannot give one (`latchkey mcp proxy`, to come, will)"
-                )
-            }
+            guard !record.isProofBound else { throw MCPHeadersError.proofBound(account: record.label) }
             try Self.print(try service.token(of: record, idToken: false))
         }
     }
