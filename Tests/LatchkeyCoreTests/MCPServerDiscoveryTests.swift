@@ -182,6 +182,14 @@ struct MCPServerDiscoveryTests {
         #expect(await Self.error(Self.transport(challenge: #"Bearer realm="x"#)) == .badChallenge)
     }
 
+    @Test("a scope from the server that is no RFC 6749 scope-token is refused, not written into the file")
+    func badScope() async throws {
+        let transport = Self.transport(
+            challenge: #"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="a\"b""#)
+        #expect(await Self.error(transport) == .badScope(#"a"b"#))
+        #expect(transport.sent(to: "/.well-known/openid-configuration").isEmpty)
+    }
+
     @Test("an authorization server without registration needs --client-id, which it then records")
     func noRegistration() async throws {
         #expect(await Self.error(Self.transport(registration: false)) == .noRegistration(issuer: "https://auth.example.com"))

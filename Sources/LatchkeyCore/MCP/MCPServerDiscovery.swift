@@ -35,14 +35,23 @@ public struct MCPServerDiscovery: Sendable {
         var draft = ProviderDraft(preset: nil, name: name, issuer: issuer, clientID: clientID)
         draft.resources = [resource]
         draft.mcpURL = resource
-        draft.scopes =
-            scopes ?? challenge.scope.map { $0.split(separator: " ").map(String.init) } ?? metadata.scopesSupported ?? []
+        let named = scopes ?? challenge.scope.map { $0.split(separator: " ").map(String.init) } ?? metadata.scopesSupported ?? []
+        // Written into the provider file: only what RFC 6749 §3.3 allows a scope to be.
+        if let bad = named.first(where: { !Self.isScopeToken($0) }) {
+            throw MCPDiscoveryError.badScope(TerminalText.sanitized(bad, maxLength: 80))
+        }
+        draft.scopes = named
         let registrationEndpoint = try await authorizationServer(of: &draft)
         if clientID == nil {
             guard registrationEndpoint != nil else { throw MCPDiscoveryError.noRegistration(issuer: issuer) }
             draft.registersDynamically = true
         }
         return draft
+    }
+
+    /// `scope-token` (RFC 6749 §3.3): one or more of `%x21 / %x23-5B / %x5D-7E`.
+    static func isScopeToken(_ scope: String) -> Bool {
+        !scope.isEmpty && scope.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C }
     }
 
     // MARK: - Steps
@@ -121,6 +130,7 @@ public enum MCPDiscoveryError: LatchkeyError, Equatable {
     case noAuthorizationServer
     case noServerMetadata(issuer: String, reasons: [String])
     case noRegistration(issuer: String)
+    case badScope(String)
     /// The name is another provider's; refused before the server is asked anything.
     case nameTaken(name: String, file: String)
 
@@ -160,6 +170,8 @@ public enum MCPDiscoveryError: LatchkeyError, Equatable {
                 "the authorization server \(TerminalText.sanitized(issuer, maxLength: 200)) has no RFC 8414 or OpenID discovery document (\(reasons.joined(separator: "; "))); nothing was written"
         case .nameTaken(let name, let file):
             return "a provider called \(name) exists already (\(file)) and is left as it is; choose another name with --name"
+        case .badScope(let scope):
+            return "the scope \"\(scope)\" is not an RFC 6749 §3.3 scope-token (visible ASCII, no quote or backslash); nothing was written"
         case .noRegistration(let issuer):
             return
                 "the authorization server \(TerminalText.sanitized(issuer, maxLength: 200)) offers no dynamic client registration (no registration_endpoint); register a client there and give its ID with --client-id"
