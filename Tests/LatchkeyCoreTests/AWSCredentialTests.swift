@@ -348,7 +348,7 @@ struct AWSCredentialTests {
         let profile = try Self.profile(command: ["/opt/my tools/latchkey", "aws-credential", "corp:it's me", "--role-arn", Self.role])
         #expect(
             profile.stanza
-                == "[profile dev]\ncredential_process = '/opt/my tools/latchkey' aws-credential 'corp:it'\\''s me' --role-arn \(Self.role)\nregion = eu-west-1\n"
+                == "[profile dev]\ncredential_process = '/opt/my tools/latchkey' aws-credential 'corp:it'\\''s me' --role-arn \(Self.role)\nregion = eu-west-1"
         )
         #expect(throws: AWSConfigError.self) { _ = try Self.profile(command: ["latchkey", "a\nregion = evil"]) }
         #expect(throws: AWSConfigError.self) { _ = try Self.profile("dev]\n[x") }
@@ -361,7 +361,7 @@ struct AWSCredentialTests {
         let file = try directory.write("config", "[default]\nregion = us-east-1\n")
         let backup = try #require(try Self.profile().add(to: file))
         #expect(try String(contentsOfFile: backup, encoding: .utf8) == "[default]\nregion = us-east-1\n")
-        #expect(try String(contentsOfFile: file, encoding: .utf8) == "[default]\nregion = us-east-1\n\n" + Self.profile().stanza)
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "[default]\nregion = us-east-1\n\n" + Self.profile().stanza + "\n")
         #expect(throws: AWSConfigError.profileExists("dev", file: file)) { try Self.profile().add(to: file) }
     }
 }

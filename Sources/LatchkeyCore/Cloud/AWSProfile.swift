@@ -32,11 +32,11 @@ public struct AWSProfile: Sendable, Equatable {
         self.region = region
     }
 
-    /// The stanza, as the AWS config file holds it.
+    /// The stanza, as the AWS config file holds it (without the last line break).
     public var stanza: String {
         var lines = ["[profile \(name)]", "credential_process = " + command.map(Self.quoted).joined(separator: " ")]
         if let region { lines.append("region = \(region)") }
-        return lines.joined(separator: "\n") + "\n"
+        return lines.joined(separator: "\n")
     }
 
     /// The AWS config file: `AWS_CONFIG_FILE`, else `~/.aws/config`, as the AWS CLI reads it.
@@ -75,7 +75,7 @@ public struct AWSProfile: Sendable, Equatable {
         }
         let separator = existing.isEmpty ? "" : existing.hasSuffix("\n\n") ? "" : existing.hasSuffix("\n") ? "\n" : "\n\n"
         do {
-            try AtomicFile.replace(file, with: Array((existing + separator + stanza).utf8))
+            try AtomicFile.replace(file, with: Array((existing + separator + stanza + "\n").utf8))
         } catch {
             throw .cannotWrite(file, error.description)
         }
