@@ -80,6 +80,15 @@ def test_mcp_add_registers_and_signs_in_and_the_sdks_client_calls_a_tool_with_mc
     assert through.code == EX_OK and json.loads(through.stdout) == header, through
 
 
+def test_a_sign_in_that_fails_leaves_the_file_and_login_signs_in_with_it(lk, mcp_server):
+    port = str(free_ports(1)[0])
+    failed = lk.run("mcp", "add", mcp_server.url, "--loopback-port", port, "--timeout", "2", env={"BROWSER": "/bin/false"})
+    assert failed.code != EX_OK and "`latchkey login 127.0.0.1` signs in" in failed.stderr, failed
+    assert 'mcp_url = "' in (lk.providers_dir / "127.0.0.1.toml").read_text()
+    assert lk.login("127.0.0.1").code == EX_OK
+    assert lk.ok("mcp", "headers", "127.0.0.1").stdout.startswith('{"Authorization":"Bearer ')
+
+
 def test_mcp_headers_refuses_a_dpop_bound_account_and_prints_nothing(lk, glewlwyd_current):
     add_glewlwyd(lk, glewlwyd_current, dpop="always")
     assert lk.login("g").code == EX_OK

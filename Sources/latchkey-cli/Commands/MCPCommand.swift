@@ -57,8 +57,15 @@ struct AddMCPServer: AsyncParsableCommand {
             Output.info("Added \(file) for the MCP server \(draft.mcpURL ?? url).")
             let signingIn = options.context()
             let provider = try signingIn.catalog.provider(named: name)
-            let (record, _) = try await signingIn.service.signIn(
-                provider: provider, interaction: CommandLineInteraction(), timeout: .seconds(timeout))
+            let record: AccountRecord
+            do {
+                (record, _) = try await signingIn.service.signIn(
+                    provider: provider, interaction: CommandLineInteraction(), timeout: .seconds(timeout))
+            } catch {
+                // The file is right whatever became of the sign-in: keep it, and say how to go on.
+                Output.info("\(file) stays; `latchkey login \(name)` signs in.")
+                throw error
+            }
             Output.info(
                 "Signed in to \(name) as \(TerminalText.sanitized(record.label)); `latchkey mcp headers \(name)` gives an agent its header."
             )
