@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import ALICE, EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, _die_with_parent, assert_clean_stderr
+from conftest import (ALICE, EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, SHORT_TOKEN_SECONDS, _die_with_parent,
+                      assert_clean_stderr, jwt_parts)
 
 AWS = Path(sys.prefix) / "bin" / "aws"
 ROLE = "arn:aws:iam::123456789012:role/deploy"
@@ -151,6 +152,23 @@ def test_aws_credential_prints_the_documented_json_and_nothing_else(lk, idp_a, m
     assert result.stderr == "", result
     again = lk.ok("aws-credential", "a", "--role-arn", ROLE, "--sts-endpoint", moto.url, "--duration", "900")
     assert json.loads(again.stdout) == answer, "answered from the vault"
+
+
+def test_an_expired_id_token_is_refreshed_before_sts_gets_it_and_logout_forgets_the_credentials(lk, idp_short, moto):
+    signed_in(lk, idp_short)
+    moto.start_recording()
+    lk.ok("aws-credential", "a", "--role-arn", ROLE, "--sts-endpoint", moto.url)
+    time.sleep(SHORT_TOKEN_SECONDS + 1)
+    asked_at = time.time()
+    lk.ok("aws-credential", "a", "--role-arn", ROLE + "-2", "--sts-endpoint", moto.url)
+    first, second = (form["WebIdentityToken"] for form in moto.assume_role_requests())
+    assert second != first, "the expired ID token was refreshed first"
+    assert jwt_parts(second)[1]["exp"] >= int(asked_at), "STS got an ID token that had not expired when it was asked for"
+
+    lk.ok("logout", "a")
+    assert lk.login("a", user="alice").code == EX_OK
+    lk.ok("aws-credential", "a", "--role-arn", ROLE, "--sts-endpoint", moto.url)
+    assert len(moto.assume_role_requests()) == 3, "the credentials went with the account at logout"
 
 
 class ErrorSTS:
