@@ -62,15 +62,22 @@ struct ClientCredentialsTests {
         }
     }
 
-    @Test("the grant sends client_credentials, the client's secret and its scopes without openid, and names the account after the client")
-    func grant() async throws {
+    /// A FakeAuthorizationServer whose provider is a machine identity with the secret `s3cret`
+    /// in a 0600 file, its token endpoint answering `machine-1`.
+    func secretServer() throws -> (FakeAuthorizationServer, path: String) {
         let path = try secretFile("s3cret", mode: 0o600)
-        defer { try? FileManager.default.removeItem(atPath: path) }
         var choices = ProtocolChoices()
         choices.grant = .clientCredentials
         choices.clientSecretFile = path
         let server = FakeAuthorizationServer(choices: choices)
         server.transport.route("/token", json: #"{"access_token":"machine-1","token_type":"Bearer","expires_in":300}"#)
+        return (server, path)
+    }
+
+    @Test("the grant sends client_credentials, the client's secret and its scopes without openid, and names the account after the client")
+    func grant() async throws {
+        let (server, path) = try secretServer()
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let keystore = InMemoryKeystore()
         let (record, _) = try await server.service(keystore: keystore).signIn(
             provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
@@ -83,13 +90,8 @@ struct ClientCredentialsTests {
 
     @Test("a machine identity's token for a resource is a client credentials grant naming it, not a refresh it cannot make")
     func narrowedByGrant() async throws {
-        let path = try secretFile("s3cret", mode: 0o600)
+        let (server, path) = try secretServer()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        var choices = ProtocolChoices()
-        choices.grant = .clientCredentials
-        choices.clientSecretFile = path
-        let server = FakeAuthorizationServer(choices: choices)
-        server.transport.route("/token", json: #"{"access_token":"machine-1","token_type":"Bearer","expires_in":300}"#)
         let keystore = InMemoryKeystore()
         let service = server.service(keystore: keystore)
         _ = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
