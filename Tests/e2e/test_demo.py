@@ -44,6 +44,20 @@ def leftovers(lk: Latchkey) -> list[Path]:
     return out
 
 
+def sign_in_to_demo_firebase(tmux) -> str:
+    """Choose Demo Firebase (the last provider), type its password, and return the screen
+    asking which second factor to use."""
+    tmux.send("G")
+    tmux.send("Enter")
+    tmux.wait_text("Email and password")
+    tmux.send("-l", "ada@demo.test")
+    tmux.send("Enter")
+    tmux.send("-l", "lovelace-demo")
+    tmux.wait_text("•" * 13)
+    tmux.send("Enter")
+    return tmux.wait_text("Use which one?", timeout=30)
+
+
 def test_demo_signs_in_to_both_providers_from_the_screen_with_no_browser_and_leaves_nothing(tmux, lk):
     out = lk.root / "stty"
     command = f"/bin/stty -a > {out}.before; {demo_command()}; echo $? > {out}.rc; /bin/stty -a > {out}.after"
@@ -63,15 +77,7 @@ def test_demo_signs_in_to_both_providers_from_the_screen_with_no_browser_and_lea
     text = tmux.wait_text("Signed in to Demo OpenID as", timeout=30)
 
     # The firebase provider: password, then the SMS code read from the screen's inbox panel.
-    tmux.send("G")
-    tmux.send("Enter")
-    tmux.wait_text("Email and password")
-    tmux.send("-l", "ada@demo.test")
-    tmux.send("Enter")
-    tmux.send("-l", "lovelace-demo")
-    tmux.wait_text("•" * 13)
-    tmux.send("Enter")
-    text = tmux.wait_text("Use which one?", timeout=30)
+    text = sign_in_to_demo_firebase(tmux)
     assert "Work phone  +*******1234" in text and "Personal  +********0815" in text
     tmux.send("1")
     tmux.wait_text("Code sent to +*******1234 by SMS.")
@@ -106,15 +112,7 @@ def test_at_80x24_the_demo_authenticator_sign_in_finishes_with_the_code_read_off
     assert PHONE_APP.search(text), f"the authenticator code whole, on one row beside what it is\n{text}"
     assert "m uses it in this directory, + a provider" in reading(text), "the last note wrapped, not cut"
 
-    tmux.send("G")
-    tmux.send("Enter")
-    tmux.wait_text("Email and password")
-    tmux.send("-l", "ada@demo.test")
-    tmux.send("Enter")
-    tmux.send("-l", "lovelace-demo")
-    tmux.wait_text("•" * 13)
-    tmux.send("Enter")
-    text = tmux.wait_text("Use which one?", timeout=30)
+    text = sign_in_to_demo_firebase(tmux)
     assert "3  Phone app  Authenticator app" in text, text
     tmux.send("3")
     text = tmux.wait_for(lambda t: "Enter the code your authenticator app shows for Phone app" in reading(t),
