@@ -144,6 +144,30 @@ struct AWSCredentialTests {
         #expect(error.description.contains(expected), "\(error)")
     }
 
+    @Test("mutated answers never crash the reader: each is read or refused with a problem, and a read one has all four fields")
+    func mutatedAnswers() {
+        var generator = SplitMix(seed: 0x5757_AAAA)
+        let valid = Array(Self.answer(expiration: "2025-06-15T16:06:40Z").utf8)
+        let pieces = Array("<>/&;#x=\"'![]?-:".utf8) + [0, 0x80, 0xFF, 0x0A]
+        for _ in 0..<1000 {
+            var bytes = valid
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0...2, using: &generator) {
+                case 0: bytes[index] = pieces.randomElement(using: &generator)!
+                case 1: bytes.remove(at: index)
+                default: bytes.insert(contentsOf: bytes[index..<min(bytes.count, index + 40)], at: index)
+                }
+            }
+            do {
+                let credential = try Self.request.credential(from: HTTPResponse(status: 200, body: bytes), now: Self.now)
+                #expect(!credential.accessKeyID.isEmpty && !credential.sessionToken.exposedValue.isEmpty)
+            } catch {
+                #expect(!error.description.isEmpty)
+            }
+        }
+    }
+
     @Test("a server error page that is not STS's XML says STS is unavailable; a 200 that is not STS's answer is refused")
     func notSTS() throws {
         #expect(Self.problem("<html><body>Bad Gateway", status: 502) == .stsUnavailable(host: "sts.test.example", status: 502))

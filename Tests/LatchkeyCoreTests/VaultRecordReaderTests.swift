@@ -129,7 +129,7 @@ import Testing
 }
 
 /// A seeded generator, so a failure names inputs that can be made again.
-private struct SplitMix: RandomNumberGenerator {
+struct SplitMix: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
 
