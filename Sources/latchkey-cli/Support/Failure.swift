@@ -39,17 +39,23 @@ enum Failure {
     static func reporting(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void) async throws {
         do {
             try await body()
-        } catch let error as any LatchkeyError {
-            Output.error(error.description)
-            throw ExitCode(exitCode(for: error.category))
         } catch let error as ExitCode {
             throw error
-        } catch is CancellationError {
-            Output.error("cancelled")
-            throw ExitCode(69)
         } catch {
-            Output.error("unexpected error: \(TerminalText.sanitized(String(describing: error), maxLength: 500))")
-            throw ExitCode(1)
+            let (status, message) = outcome(of: error)
+            Output.error(message)
+            throw ExitCode(status)
+        }
+    }
+
+    /// The exit status a failure becomes and what it says, for `reporting` and for commands that
+    /// report failures in a form of their own (`gcp-credential`).
+    static func outcome(of error: any Error) -> (status: Int32, message: String) {
+        switch error {
+        case let error as any LatchkeyError: return (exitCode(for: error.category), error.description)
+        case let error as ExitCode: return (error.rawValue, "failed (exit status \(error.rawValue))")
+        case is CancellationError: return (69, "cancelled")
+        default: return (1, "unexpected error: \(TerminalText.sanitized(String(describing: error), maxLength: 500))")
         }
     }
 }
