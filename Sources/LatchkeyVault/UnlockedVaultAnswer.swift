@@ -31,11 +31,12 @@ public enum UnlockedVaultAnswer {
     }
 
     /// Not for an account marked `confirm = true`, nor when the full command has not said which
-    /// ones are (`WithheldAccounts`), or said it of policy files that changed since.
+    /// ones are (`WithheldAccounts`), said it of other accounts than the vault's, or said it of
+    /// policy files that changed since.
     private static func token(_ selector: AccountSelector, narrowing: TokenNarrowing?, minimumLifetime: Int, now: Date) -> Int32? {
         let vault = vaultPath()
         guard let withheld = WithheldAccounts.current(vaultPath: vault), let records = UnlockedVault.records(at: vault),
-            let index = try? selector.index(in: records), !withheld.contains(records[index]),
+            withheld.judged(records), let index = try? selector.index(in: records), !withheld.contains(records[index]),
             let policy = withheld.policy(of: records[index].provider),
             policy == PolicyFiles.currentFingerprint(ofProvider: records[index].provider, { getenv($0).map { String(cString: $0) } })
         else { return nil }

@@ -104,6 +104,37 @@ struct TokenFastPathTests {
         }
     }
 
+    @Test("the withheld list outlives the copies' keyring, speaks only of the accounts it judged, and goes with drop")
+    func withheldListOutlivesTheCopies() throws {
+        try Self.withCopies { vault, copies, now in
+            let records = [
+                Self.record(issued: now, lifetime: 3_600), Self.record(subject: "1002", name: "bob", issued: now, lifetime: 3_600),
+            ]
+            let file = Array("sealed records".utf8)
+            let until = now.addingTimeInterval(600)
+            copies.sync(records, withholding: [1], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
+            // As the kernel or `keyctl invalidate` drops the copies: the launcher's vault answer
+            // still knows bob is withheld, and alice is not.
+            #expect(KernelKeyring.removeKeyring(description: TokenCopy.keyringDescription(vaultPath: vault)))
+            let listed = try #require(WithheldAccounts.current(vaultPath: vault))
+            #expect(listed.judged(records) && listed.contains(records[1]) && !listed.contains(records[0]))
+            #expect(listed.policy(of: "p") == Self.policy)
+            // An account the list never judged (added by a write that could not rewrite it).
+            let added = records + [Self.record(subject: "1003", name: "carol", issued: now, lifetime: 3_600)]
+            #expect(!listed.judged(added) && !listed.judged([records[0]]))
+            #expect(listed.judged(records.reversed()), "the vault's order does not matter")
+
+            // The same vault file read again: the copies come back, the list is the same.
+            copies.sync(records, withholding: [1], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
+            #expect(
+                TokenFastPath.token(
+                    selector: "p:alice", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: Int(now.timeIntervalSince1970))
+                    != nil)
+            copies.drop()
+            #expect(WithheldAccounts.current(vaultPath: vault) == nil)
+        }
+    }
+
     @Test("a copy made under policy files other than the ones there now is not answered, nor one of a provider without a fingerprint")
     func policyFiles() throws {
         try Self.withCopies { vault, copies, now in
@@ -157,7 +188,8 @@ struct TokenFastPathTests {
             try KernelKeyring.store(
                 old, description: TokenCopy.accountKeyDescription(vaultPath: vault, account: "0"), timeout: 600, in: ring)
             let marker = TokenCopies.marker(
-                vaultFile: file, withheld: WithheldAccounts([], policies: Self.policies).payload, unlockedUntil: until)
+                vaultFile: file, withheld: WithheldAccounts(records, withholding: [], policies: Self.policies).payload, unlockedUntil: until
+            )
             try KernelKeyring.store(
                 Array(marker.dropLast()), description: TokenCopy.markerKeyDescription(vaultPath: vault), timeout: 600, in: ring)
             #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) == nil)

@@ -161,9 +161,18 @@ def drop_token_copies(lk) -> None:
 
 
 def drop_token_keyring(lk) -> None:
-    """Invalidates the whole keyring of the copies, the withheld list with it."""
+    """Invalidates the whole keyring of the copies (as `benchmarks/commands.sh` does before each
+    run of "no copy"): the withheld list, kept beside the vault key, stays."""
     ctypes, libc = _keyctl()
     assert libc.syscall(_KEYCTL, _KEYCTL_INVALIDATE, _copies_keyring(lk)) == 0
+
+
+def drop_withheld_list(lk) -> None:
+    """Invalidates the list of accounts the launcher must leave to the agent, wherever it is."""
+    ctypes, libc = _keyctl()
+    key = libc.syscall(_KEYCTL, _KEYCTL_SEARCH, _USER_KEYRING, b"user", f"latchkey:withheld:{lk.vault}".encode(), 0)
+    assert key >= 0, f"no withheld list (errno {ctypes.get_errno()})"
+    assert libc.syscall(_KEYCTL, _KEYCTL_INVALIDATE, key) == 0
 
 
 def assert_unanswered(result, why: str = "answered") -> None:
@@ -187,12 +196,51 @@ def test_without_token_copies_the_launcher_answers_from_the_vault_with_the_cache
     assert result.code != EX_OK and result.stdout == "", f"two accounts and no default, yet answered\n{result}"
 
 
+def test_without_the_copies_keyring_the_launcher_answers_from_the_vault_but_never_a_confirm_account(lk):
+    # The withheld list outlives the copies' keyring (the kernel cut it short, it expired, someone
+    # dropped it): the launcher answers from the vault in milliseconds, with no latchkey-cli to
+    # hand over to, and still leaves the confirm = true account to a person. With a config.toml
+    # the launcher also needs its copy of the directory mappings: it outlives the keyring too.
+    lk.add_provider("p")
+    config = lk.config / "latchkey" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[accounts."p:bob"]\nconfirm = true\n')
+    time.sleep(0.1)  # settled (PolicyFiles.settleTime): a fingerprint the copies can carry
+    seed(lk, "p", "x:alice", "y:bob")
+    drop_token_keyring(lk)
+    lk.leave_only_the_launcher()
+    assert lk.token("p:alice") == "fake-access-x"
+    assert_unanswered(lk.run("token", "p:bob"), "a confirm = true account answered from the vault")
+    lk.restore_the_full_command()
+    refused = lk.run("token", "p:bob")
+    assert refused.code != EX_OK and "confirm = true" in refused.stderr, refused
+
+
 def test_without_the_list_of_withheld_accounts_the_launcher_answers_no_token_from_the_vault(lk):
     seed(lk, "p", "x:alice")
     drop_token_keyring(lk)
+    drop_withheld_list(lk)
     lk.leave_only_the_launcher()
     assert_unanswered(lk.run("token", "p:alice"), "answered without knowing which accounts need confirmation")
     assert lk.run("status", "--json").code == EX_OK, "status names no token: the vault answers it still"
+
+
+def test_lock_drops_the_withheld_list_and_the_directory_mappings_with_the_key_and_the_copies(lk):
+    config = lk.config / "latchkey" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[agent]\nconfirm_timeout = 1\n")
+    time.sleep(0.1)
+    seed(lk, "p", "x:alice")
+    ctypes, libc = _keyctl()
+    kept = ((b"user", "withheld"), (b"user", "directories"), (b"keyring", "tokens"))
+
+    def found(kind: bytes, name: str) -> bool:
+        return libc.syscall(_KEYCTL, _KEYCTL_SEARCH, _USER_KEYRING, kind, f"latchkey:{name}:{lk.vault}".encode(), 0) >= 0
+
+    assert all(found(*key) for key in kept), "not all written while unlocked"
+    lk.ok("lock")
+    for kind, name in kept:
+        assert not found(kind, name), f"latchkey:{name} outlived lock"
 
 
 def test_the_vault_answer_is_the_full_commands_answer_for_every_selector(lk):

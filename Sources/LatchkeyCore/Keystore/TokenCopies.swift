@@ -9,8 +9,9 @@ import LatchkeyVault
 ///
 /// Copies exist only while the vault is unlocked: each one lives no longer than the unlock and
 /// no longer than its token, and `lock` drops them all. An account marked `confirm = true` gets
-/// no copy, and is named in `WithheldAccounts` so the launcher does not answer it from the vault
-/// either: its token leaves only through the agent or the full command, which ask a person.
+/// no copy, and is named in `WithheldAccounts` (kept beside the vault key, so it outlives dropped
+/// copies) so the launcher does not answer it from the vault either: its token leaves only
+/// through the agent or the full command, which ask a person.
 /// The copies are rewritten from the records after every read or write of the vault, so a
 /// refresh, a new account or a logout is reflected at once; a read of the very vault file the
 /// copies were made from, under the same unlock, leaves them as they are.
@@ -28,25 +29,38 @@ struct TokenCopies {
     /// keyring were all made from that same file under the same unlock, they are what this call
     /// would write, and they stay: rewriting them took three system calls per account and
     /// selector on every read (1,800 for 200 accounts, most of `latchkey status`).
+    ///
+    /// Returns `true` when it stored the withheld list anew (for `syncDirectories`).
+    @discardableResult
     func sync(
         _ records: [AccountRecord], withholding withheld: Set<Int>, policies: [String: String], unlockedUntil: Date, vaultFile: [UInt8]?,
         now: Date = Date()
-    ) {
-        let withheldAccounts = WithheldAccounts(withheld.map { records[$0] }, policies: policies).payload
+    ) -> Bool {
+        let withheldAccounts = WithheldAccounts(records, withholding: withheld, policies: policies).payload
         let marker = vaultFile.map { Self.marker(vaultFile: $0, withheld: withheldAccounts, unlockedUntil: unlockedUntil) }
-        if let marker, KernelKeyring.read(description: markerDescription) == marker { return }
+        let copiesCurrent = marker != nil && KernelKeyring.read(description: markerDescription) == marker
+        let listCurrent = KernelKeyring.read(description: withheldDescription) == withheldAccounts
+        if copiesCurrent && listCurrent { return false }
         let lifetime = Int(wholeSeconds: unlockedUntil.timeIntervalSince(now))
-        guard lifetime > 0,
+        // The list first, and on its own beside the vault key (see `WithheldAccounts`): it outlives
+        // copies the kernel cut short or someone dropped, so the launcher still answers from the
+        // vault. Not stored (the unlock is over, the quota is full): no list is left, and no copy.
+        guard lifetime > 0, (try? KernelKeyring.store(withheldAccounts, description: withheldDescription, timeout: lifetime)) != nil
+        else {
+            drop()
+            return false
+        }
+        if copiesCurrent { return true }
+        guard
             let ring = try? KernelKeyring.replaceKeyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath), timeout: lifetime)
         else {
-            // No new keyring (the unlock is over, or the kernel refuses new keys: quota full): the
-            // old copies may hold a signed-out account's token, so they go rather than stay stale.
-            drop()
-            return
+            // No new keyring (the kernel refuses new keys: quota full): the old copies may hold a
+            // signed-out account's token, so they go rather than stay stale. The list is this
+            // vault's as it is now, so it stays.
+            dropCopies()
+            return true
         }
-        // First, so that no moment has copies without it.
-        var complete = store(
-            withheldAccounts, description: WithheldAccounts.keyDescription(vaultPath: vaultPath), seconds: lifetime, ring: ring)
+        var complete = true
         // Each copy made, by record: its account key, seconds to live, and the narrowing it holds.
         var copied: [Int: [(account: String, seconds: Int, narrowing: TokenNarrowing?)]] = [:]
         for (index, record) in records.enumerated() where !withheld.contains(index) && policies[record.provider] != nil {
@@ -91,6 +105,7 @@ struct TokenCopies {
         if let marker, complete {
             try? KernelKeyring.store(marker, description: markerDescription, timeout: lifetime, in: ring)
         }
+        return true
     }
 
     /// Names the copies' origin: the vault file's SHA-256 (every write seals with a fresh nonce,
@@ -109,6 +124,9 @@ struct TokenCopies {
 
     /// Lives in the copies' keyring, so replacing or dropping the copies drops it too.
     private var markerDescription: String { TokenCopy.markerKeyDescription(vaultPath: vaultPath) }
+
+    /// In the user keyring, not the copies' (`WithheldAccounts`).
+    private var withheldDescription: String { WithheldAccounts.keyDescription(vaultPath: vaultPath) }
 
     /// Every selector a person could type for these records (`PROVIDER`, `PROVIDER:SUBJECT`,
     /// `PROVIDER:NAME`) that the full command resolves to exactly one record, with that record's
@@ -135,23 +153,31 @@ struct TokenCopies {
     }
 
     /// Keeps the launcher's copy of config.toml's directory mappings (`DirectoryAccountsCopy`)
-    /// beside the token copies, for as long as they live; `payload` `nil` removes it, so the
-    /// launcher answers nothing a mapping could change.
-    func syncDirectories(_ payload: [UInt8]?, unlockedUntil: Date, now: Date = Date()) {
+    /// beside the withheld list, in the user keyring, until the unlock ends: like the list it is
+    /// policy, not a token, and the launcher's answer from the vault needs it when the copies are
+    /// gone. `payload` `nil` removes it, so the launcher answers nothing a mapping could change.
+    /// `renewing`: `sync` stored the list anew (a new unlock end), so the copy's lifetime follows.
+    func syncDirectories(_ payload: [UInt8]?, unlockedUntil: Date, renewing: Bool, now: Date = Date()) {
         let description = DirectoryAccountsCopy.keyDescription(vaultPath: vaultPath)
-        guard let payload else {
-            _ = KernelKeyring.remove(description: description)
+        let lifetime = Int(wholeSeconds: unlockedUntil.timeIntervalSince(now))
+        guard let payload, lifetime > 0 else {
+            KernelKeyring.remove(description: description)
             return
         }
-        let lifetime = Int(wholeSeconds: unlockedUntil.timeIntervalSince(now))
-        guard KernelKeyring.read(description: description) != payload, lifetime > 0,
-            let ring = KernelKeyring.keyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath))
-        else { return }
-        try? KernelKeyring.store(payload, description: description, timeout: lifetime, in: ring)
+        guard renewing || KernelKeyring.read(description: description) != payload else { return }
+        if (try? KernelKeyring.store(payload, description: description, timeout: lifetime)) == nil {
+            KernelKeyring.remove(description: description)
+        }
     }
 
-    /// Drops every copy (locking).
+    /// Drops every copy, the list of withheld accounts and the directory mappings (locking).
     func drop() {
+        dropCopies()
+        KernelKeyring.remove(description: withheldDescription)
+        KernelKeyring.remove(description: DirectoryAccountsCopy.keyDescription(vaultPath: vaultPath))
+    }
+
+    private func dropCopies() {
         KernelKeyring.removeKeyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath))
     }
 

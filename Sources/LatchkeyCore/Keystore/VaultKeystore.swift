@@ -171,9 +171,10 @@ public final class VaultKeystore: Keystore {
         var policies: [String: String] = [:]
         for provider in Set(records.map(\.provider)) { policies[provider] = releasePolicy?.fingerprint(ofProvider: provider) }
         let withheld = Set(records.indices.filter { releasePolicy?.needsApproval(records[$0]) == true })
-        tokenCopies.sync(records, withholding: withheld, policies: policies, unlockedUntil: until, vaultFile: vaultFile)
+        let renewed = tokenCopies.sync(records, withholding: withheld, policies: policies, unlockedUntil: until, vaultFile: vaultFile)
         if let (identity, accounts) = directories {
-            tokenCopies.syncDirectories(DirectoryAccountsCopy.payload(accounts, identity: identity), unlockedUntil: until)
+            tokenCopies.syncDirectories(
+                DirectoryAccountsCopy.payload(accounts, identity: identity), unlockedUntil: until, renewing: renewed)
         }
     }
 
