@@ -166,17 +166,13 @@ public struct ProviderPresets: Sendable {
         } catch {
             throw .cannotWrite(file: file, reason: "cannot create \(directory)")
         }
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            if errno == EEXIST { throw .exists(file: file) }
-            throw .cannotWrite(file: file, reason: String(cString: strerror(errno)))
-        }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
-            try handle.write(contentsOf: Data(text.utf8))
+            try ExclusiveFile.create(file, text: text)
         } catch {
-            unlink(file)
-            throw .cannotWrite(file: file, reason: String(describing: error))
+            switch error {
+            case .exists: throw .exists(file: file)
+            case .cannotWrite(let reason): throw .cannotWrite(file: file, reason: reason)
+            }
         }
         return file
     }
