@@ -34,6 +34,7 @@ import secrets
 import select
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -159,6 +160,21 @@ def pytest_runtest_protocol(item, nextitem):
     with open(Path(os.environ[_LOCKS]) / "alone.lock", "a") as lock:
         fcntl.flock(lock, mode)
         return (yield)
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports nobody listens on now (held open together while chosen),
+    for servers that must be told their ports (OpenBao's API and cluster listeners)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 # --------------------------------------------------------------------------- the test IdP
