@@ -20,13 +20,30 @@ public struct LiveHTTPTransport: HTTPTransport {
     init(deadline: Duration) { self.deadline = deadline }
 
     public func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
+        try await perform(request, receiver: nil)
+    }
+
+    /// `request` with its answer handed to `receive` as it arrives, on the transfer's own thread:
+    /// the head once (the final response's status and headers), then each piece of the body.
+    /// For answers that last (an MCP server's SSE stream): no deadline after the connection is
+    /// made, and no size cap here, since nothing is kept; `receive` applies its own caps and
+    /// returning `false` ends the transfer. The answer returned has an empty body.
+    public func stream(
+        _ request: HTTPRequest, receive: @escaping @Sendable (HTTPResponsePart) -> Bool
+    ) async throws(TransportError) -> HTTPResponse {
+        try await perform(request, receiver: receive)
+    }
+
+    private func perform(
+        _ request: HTTPRequest, receiver: (@Sendable (HTTPResponsePart) -> Bool)?
+    ) async throws(TransportError) -> HTTPResponse {
         let host = request.url.host ?? "the provider"
         guard case .success = EndpointURL.validate(request.url.absoluteString) else {
             throw .insecureURL(request.url.absoluteString)
         }
         if let name = request.headerThatSplits { throw .splittingHeader(name: name) }
         _ = try Self.library()
-        let exchange = CurlExchange(request: request, host: host, deadline: deadline)
+        let exchange = CurlExchange(request: request, host: host, deadline: deadline, receiver: receiver)
         // curl_easy_perform blocks: it gets a thread of its own, never one of the cooperative pool.
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -69,6 +86,14 @@ public struct LiveHTTPTransport: HTTPTransport {
     }
 }
 
+/// One piece of an answer `LiveHTTPTransport.stream` hands on as it arrives.
+public enum HTTPResponsePart: Sendable {
+    /// The final response's status and headers, before any of its body.
+    case head(status: Int, headers: [(String, String)])
+    /// The next bytes of the body, as libcurl read them.
+    case body([UInt8])
+}
+
 /// One request on libcurl's easy interface. `perform` runs on a thread of its own; only
 /// `cancelled` is shared with the task that waits for it.
 private final class CurlExchange: @unchecked Sendable {
@@ -79,11 +104,17 @@ private final class CurlExchange: @unchecked Sendable {
     private var body: [UInt8] = []
     private var headers: [(String, String)] = []
     private var overLimit = false
+    /// Where a streamed answer goes (`LiveHTTPTransport.stream`); `nil` keeps the body.
+    private let receiver: (@Sendable (HTTPResponsePart) -> Bool)?
+    /// The status line's code, for the head a receiver gets.
+    private var status = 0
+    private var refused = false
 
-    init(request: HTTPRequest, host: String, deadline: Duration) {
+    init(request: HTTPRequest, host: String, deadline: Duration, receiver: (@Sendable (HTTPResponsePart) -> Bool)?) {
         self.request = request
         self.host = host
         self.deadline = deadline
+        self.receiver = receiver
     }
 
     /// Makes the progress callback abort the transfer (within about a second when it is idle).
@@ -125,11 +156,12 @@ private final class CurlExchange: @unchecked Sendable {
             lk_curl_setopt_long(handle, LK_CURLOPT_SSL_VERIFYPEER, 1),
             lk_curl_setopt_long(handle, LK_CURLOPT_SSL_VERIFYHOST, 2),
             lk_curl_setopt_long(handle, LK_CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(LiveHTTPTransport.connectTimeout)),
-            lk_curl_setopt_long(handle, LK_CURLOPT_TIMEOUT_MS, Self.milliseconds(deadline)),
+            // 0: no limit, for a stream that lasts as long as the server's work does.
+            lk_curl_setopt_long(handle, LK_CURLOPT_TIMEOUT_MS, receiver == nil ? Self.milliseconds(deadline) : 0),
             lk_curl_setopt_string(handle, LK_CURLOPT_NOPROXY, LiveHTTPTransport.noProxy(inherited: Self.noProxyVariable())),
             // A declared length over the cap fails before the body is read; the body callback
-            // enforces it for every other response.
-            lk_curl_setopt_offset(handle, LK_CURLOPT_MAXFILESIZE_LARGE, Int64(LiveHTTPTransport.responseLimit)),
+            // enforces it for every other response (a streamed one is capped by its receiver).
+            lk_curl_setopt_offset(handle, LK_CURLOPT_MAXFILESIZE_LARGE, receiver == nil ? Int64(LiveHTTPTransport.responseLimit) : 0),
             lk_curl_setopt_write_callback(handle, LK_CURLOPT_WRITEFUNCTION, Self.bodyCallback),
             lk_curl_setopt_pointer(handle, LK_CURLOPT_WRITEDATA, context),
             lk_curl_setopt_write_callback(handle, LK_CURLOPT_HEADERFUNCTION, Self.headerCallback),
@@ -168,6 +200,8 @@ private final class CurlExchange: @unchecked Sendable {
             var status = 0
             _ = lk_curl_getinfo_long(handle, LK_CURLINFO_RESPONSE_CODE, &status)
             return .success(HTTPResponse(status: status, headers: headers, body: body))
+        case LK_CURLE_WRITE_ERROR where refused:
+            return .failure(.unreachable(host: host, reason: "the answer was refused while it was read"))
         case LK_CURLE_WRITE_ERROR where overLimit, LK_CURLE_FILESIZE_EXCEEDED:
             return .failure(.responseTooLarge(host: host, limit: LiveHTTPTransport.responseLimit))
         case LK_CURLE_OPERATION_TIMEDOUT:
@@ -186,6 +220,13 @@ private final class CurlExchange: @unchecked Sendable {
     private static let bodyCallback: lk_curl_write_callback = { data, size, count, context in
         let exchange = Unmanaged<CurlExchange>.fromOpaque(context!).takeUnretainedValue()
         let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
+        if let receiver = exchange.receiver {
+            guard receiver(.body(Array(bytes))) else {
+                exchange.refused = true
+                return 0
+            }
+            return bytes.count
+        }
         guard exchange.body.count + bytes.count <= LiveHTTPTransport.responseLimit else {
             // Anything but the count given aborts the transfer with CURLE_WRITE_ERROR.
             exchange.overLimit = true
@@ -202,6 +243,13 @@ private final class CurlExchange: @unchecked Sendable {
         let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
         if line.hasPrefix("HTTP/") {
             exchange.headers = []
+            exchange.status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        } else if line.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, exchange.status >= 200, let receiver = exchange.receiver {
+            // The blank line ends a final response's head (an interim 1xx has one of its own).
+            guard receiver(.head(status: exchange.status, headers: exchange.headers)) else {
+                exchange.refused = true
+                return 0
+            }
         } else if let colon = line.firstIndex(of: ":") {
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
             exchange.headers.append((String(line[..<colon]), value))
