@@ -9,7 +9,7 @@ struct MCPCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mcp",
         abstract: "Sign in to remote MCP servers and hand their tokens to coding agents.",
-        subcommands: [AddMCPServer.self, MCPHeaders.self])
+        subcommands: [AddMCPServer.self, MCPHeaders.self, MCPProxyCommand.self])
 }
 
 struct AddMCPServer: AsyncParsableCommand {
