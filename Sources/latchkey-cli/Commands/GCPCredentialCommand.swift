@@ -28,7 +28,8 @@ struct GCPCredentialCommand: AsyncParsableCommand {
             }
             // The libraries say "0" when no person is there to sign in; run by hand, a terminal may be.
             let interaction = environment["GOOGLE_EXTERNAL_ACCOUNT_INTERACTIVE"] == "0" ? nil : CommandLineInteraction.atTerminal()
-            let response = try GoogleExecutableResponse(idToken: try await idToken(signingInWith: interaction))
+            let response = try GoogleExecutableResponse(
+                idToken: try await options.context().idToken(of: selector, minimumLifetime: minimumLifetime, signingInWith: interaction))
             if let file = environment["GOOGLE_EXTERNAL_ACCOUNT_OUTPUT_FILE"], !file.isEmpty {
                 try GoogleExternalAccount.writeOutputFile(file, response)
             }
@@ -38,16 +39,5 @@ struct GCPCredentialCommand: AsyncParsableCommand {
             try Output.json(GoogleExecutableResponse(failure: String(status), message: message))
             throw ExitCode(status)
         }
-    }
-
-    /// The ID token exactly as `token --id-token` gives it: the agent's when one answers, else
-    /// this machine's, refreshed or signed in again first when it must be.
-    private func idToken(signingInWith interaction: CommandLineInteraction?) async throws -> Secret {
-        let context = options.context()
-        let request = ThroughAgent.tokenRequest(selector, minimumLifetime: minimumLifetime.seconds, tokens: .id)
-        if let answer = try ThroughAgent.ask(request, context: context), let token = answer.idToken { return token }
-        let record = try await context.service.validRecord(
-            for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval, signingInWith: interaction)
-        return try context.service.token(of: record, idToken: true)
     }
 }

@@ -1,0 +1,163 @@
+public import Foundation
+public import LatchkeyVault
+
+/// OpenBao's HTTP API (Vault's: `/v1/…`, the token in `X-Vault-Token`, errors as
+/// `{"errors": […]}`) at the addresses of one cluster.
+///
+/// A request goes to the first address that answers: one that cannot be reached, or that
+/// answers 503 (sealed, or not yet ready), is passed over for the next, since a standby node
+/// forwards to the active one and any node serves. Every other answer, a refusal included, is
+/// the cluster's and is final.
+public struct OpenBaoClient: Sendable {
+    /// The nodes' API addresses, in the order they are tried.
+    public let addresses: [URL]
+    let transport: any HTTPTransport
+
+    public init(addresses: [URL], transport: any HTTPTransport) {
+        self.addresses = addresses
+        self.transport = transport
+    }
+
+    // MARK: - Addresses
+
+    /// The address `latchkey openbao-token` talks to: `option` (`--address`), else `BAO_ADDR`,
+    /// else `VAULT_ADDR` (the names OpenBao's and Vault's own clients read), checked as every
+    /// endpoint is (https, or http to loopback).
+    public static func address(option: String?, environment: [String: String]) throws(OpenBaoError) -> URL {
+        guard let raw = option ?? ["BAO_ADDR", "VAULT_ADDR"].lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty })
+        else { throw .noAddress }
+        return try address(raw)
+    }
+
+    /// `raw` as an OpenBao address: an http(s) URL by the endpoint rules, with no query (the
+    /// API's paths are appended to it).
+    public static func address(_ raw: String) throws(OpenBaoError) -> URL {
+        switch EndpointURL.validate(raw) {
+        case .success(let url):
+            guard url.query == nil else { throw .invalidAddress(raw, problem: "must not contain a ?query") }
+            return url
+        case .failure(let problem):
+            throw .invalidAddress(raw, problem: problem.description)
+        }
+    }
+
+    // MARK: - Names
+
+    /// What OpenBao accepts as a role or a mount's path segment (Vault's `GenericNameRegex`):
+    /// letters, digits, `_`, `-` and `.`, beginning and ending with a letter, digit or `_`. So
+    /// no segment is `.` or `..`, and nothing here needs escaping in a URL path.
+    static func isName(_ text: Substring) -> Bool {
+        let isWord = { (byte: UInt8) in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+        }
+        guard let first = text.utf8.first, let last = text.utf8.last, text.utf8.count <= 256 else { return false }
+        return isWord(first) && isWord(last) && text.utf8.allSatisfy { isWord($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
+    }
+
+    /// Refuses a role that is not an OpenBao name, before any sign-in.
+    public static func checkRole(_ role: String) throws(OpenBaoError) {
+        guard isName(role[...]) else {
+            throw .invalidName(
+                role, option: "--role", rule: "must be letters, digits, '_', '-' and '.', beginning and ending with a letter, digit or '_'")
+        }
+    }
+
+    /// Refuses a mount path that is not OpenBao names joined by `/`, before any sign-in.
+    public static func checkMount(_ mount: String, option: String) throws(OpenBaoError) {
+        guard mount.split(separator: "/", omittingEmptySubsequences: false).allSatisfy(isName) else {
+            throw .invalidName(
+                mount, option: option,
+                rule: "must be a mount path such as jwt or team/oidc: names of letters, digits, '_', '-' and '.' joined by '/'")
+        }
+    }
+
+    // MARK: - JWT auth
+
+    /// Logs in at the JWT auth method mounted at `mount` (`POST /v1/auth/MOUNT/login` with
+    /// `role` and `jwt`) and returns the client token (`auth.client_token`).
+    public func login(jwt: Secret, role: String, mount: String) async throws(OpenBaoError) -> Secret {
+        struct Login: Encodable {
+            let role: String
+            let jwt: String
+        }
+        let action = "the JWT login at auth/\(mount)"
+        // Encoding two strings cannot fail.
+        let body = Array(try! JSONEncoder().encode(Login(role: role, jwt: jwt.exposedValue)))
+        let (host, answer) = try await send(.post, "auth/\(mount)/login", body: body, token: nil, action: action)
+        guard case .object(let auth)? = answer["auth"] else {
+            throw .malformedAnswer(action: action, host: host, problem: "no auth object")
+        }
+        guard case .string(let token)? = auth["client_token"], !token.isEmpty else {
+            throw .malformedAnswer(action: action, host: host, problem: "auth.client_token is missing or not a string")
+        }
+        if let problem = TokenText.problem(token, member: "auth.client_token") {
+            throw .malformedAnswer(action: action, host: host, problem: problem)
+        }
+        return Secret(token)
+    }
+
+    // MARK: - Requests
+
+    /// Sends one request to `path` (below `/v1/`) at the first address that answers, and returns
+    /// that address's host and the answer's JSON object; OpenBao's refusal is thrown as it said it.
+    func send(
+        _ method: HTTPRequest.Method, _ path: String, body: [UInt8]?, token: Secret?, action: String
+    ) async throws(OpenBaoError) -> (host: String, answer: [String: JSONValue]) {
+        var tried: [String] = []
+        for address in addresses {
+            let base = address.absoluteString.hasSuffix("/") ? String(address.absoluteString.dropLast()) : address.absoluteString
+            let url = URL(string: base + "/v1/" + path)!
+            var headers = [("Accept", "application/json")]
+            if body != nil { headers.append(("Content-Type", "application/json")) }
+            if let token { headers.append(("X-Vault-Token", token.exposedValue)) }
+            let host = Self.hostAndPort(of: url)
+            let response: HTTPResponse
+            do {
+                response = try await transport.send(HTTPRequest(method: method, url: url, headers: headers, body: body))
+            } catch {
+                guard error.category == .unavailable else { throw .unreachable(tried: tried + ["\(host): \(error.description)"]) }
+                tried.append("\(host): \(error.description)")
+                continue
+            }
+            if response.status == 503 {
+                tried.append("\(host): HTTP 503 (sealed or not ready)")
+                continue
+            }
+            return (host, try Self.answer(response, host: host, action: action))
+        }
+        throw .unreachable(tried: tried.isEmpty ? ["no address"] : tried)
+    }
+
+    /// The JSON object of a 2xx answer, or OpenBao's refusal (`{"errors": [strings]}`), or why
+    /// the answer is neither; a 5xx without OpenBao's errors is a proxy's and says try again.
+    static func answer(_ response: HTTPResponse, host: String, action: String) throws(OpenBaoError) -> [String: JSONValue] {
+        let json = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body))
+        let object: [String: JSONValue]?
+        if case .object(let value)? = json { object = value } else { object = nil }
+        if (200..<300).contains(response.status) {
+            guard let object else {
+                throw .malformedAnswer(action: action, host: host, problem: json == nil ? "not JSON" : "not a JSON object")
+            }
+            return object
+        }
+        guard case .array(let items)? = object?["errors"] else {
+            if response.status >= 500 { throw .unavailable(host: host, status: response.status) }
+            throw .malformedAnswer(action: action, host: host, problem: "HTTP \(response.status) without OpenBao's errors list")
+        }
+        let errors = items.compactMap { item -> String? in
+            if case .string(let text) = item { return text }
+            return nil
+        }
+        guard errors.count == items.count else {
+            throw .malformedAnswer(action: action, host: host, problem: "HTTP \(response.status) with errors that are not strings")
+        }
+        throw .refused(action: action, host: host, status: response.status, errors: errors)
+    }
+
+    /// `host:port` of `url`, for messages.
+    static func hostAndPort(of url: URL) -> String {
+        guard let host = url.host else { return url.absoluteString }
+        return url.port.map { "\(host):\($0)" } ?? host
+    }
+}

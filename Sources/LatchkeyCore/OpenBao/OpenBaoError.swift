@@ -1,0 +1,60 @@
+import LatchkeyEssentials
+public import LatchkeyVault
+
+/// Why OpenBao gave Latchkey nothing: a name or address refused before anything is sent, an
+/// account with no ID token, OpenBao's own refusal, no node answering, or an answer that is not
+/// OpenBao's. Nothing is kept in any case.
+public enum OpenBaoError: LatchkeyError, Equatable {
+    /// No `--address` and neither `BAO_ADDR` nor `VAULT_ADDR` set.
+    case noAddress
+    /// An address that breaks the endpoint rules (`EndpointURL`), or carries a query.
+    case invalidAddress(String, problem: String)
+    /// A role or auth mount OpenBao could not take as a path segment; `option` names the flag.
+    case invalidName(String, option: String, rule: String)
+    /// The account has no ID token to log in with (a plain OAuth 2.0 provider).
+    case noIDToken(account: String, provider: String)
+    /// OpenBao's answer `{"errors": […]}` to `action`, with its HTTP status.
+    case refused(action: String, host: String, status: Int, errors: [String])
+    /// A server error without OpenBao's errors list (a proxy's error page).
+    case unavailable(host: String, status: Int)
+    /// No address answered; each with what happened there.
+    case unreachable(tried: [String])
+    /// An answer that is not OpenBao's, to `action`; nothing was used from it.
+    case malformedAnswer(action: String, host: String, problem: String)
+
+    public var category: FailureCategory {
+        switch self {
+        case .noAddress, .invalidAddress, .invalidName: return .usage
+        case .noIDToken: return .notFound
+        case .refused(_, _, let status, _): return status >= 500 ? .unavailable : .rejected
+        case .unavailable, .unreachable: return .unavailable
+        case .malformedAnswer: return .rejected
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .noAddress:
+            return "no OpenBao address: pass --address https://openbao.example:8200, or set BAO_ADDR (or VAULT_ADDR)"
+        case .invalidAddress(let raw, let problem):
+            return "OpenBao address \"\(TerminalText.sanitized(raw, maxLength: 200))\": \(problem)"
+        case .invalidName(let value, let option, let rule):
+            return "\(option) \"\(TerminalText.sanitized(value, maxLength: 120))\" \(rule)"
+        case .noIDToken(let account, let provider):
+            return
+                "\(TerminalText.sanitized(account, maxLength: 100)) at \(provider) has no ID token, which OpenBao's JWT login needs; sign in at an OpenID Connect provider (kind = \"oidc\") instead"
+        case .refused(let action, let host, let status, let errors):
+            let reason = errors.isEmpty ? "no reason given" : errors.joined(separator: "; ")
+            return
+                "OpenBao at \(TerminalText.sanitized(host, maxLength: 200)) refused \(action) (HTTP \(status)): \(TerminalText.sanitized(reason, maxLength: 500))"
+        case .unavailable(let host, let status):
+            return "OpenBao at \(TerminalText.sanitized(host, maxLength: 200)) answered HTTP \(status); try again later"
+        case .unreachable(let tried):
+            return
+                "cannot reach OpenBao at \(TerminalText.sanitized(tried.joined(separator: "; "), maxLength: 1000)); check that it runs and is unsealed"
+        case .malformedAnswer(let action, let host, let problem):
+            return
+                "OpenBao at \(TerminalText.sanitized(host, maxLength: 200)) answered \(action) with something that is not OpenBao's answer: \(TerminalText.sanitized(problem, maxLength: 200)); nothing was used"
+        }
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import LatchkeyTestSupport
+import Testing
+
+@testable import LatchkeyCore
+@testable import LatchkeyVault
+
+/// `OpenBaoClient`: the JWT login as OpenBao's API defines it, its answer read strictly, OpenBao's
+/// errors kept as it said them, the addresses tried in order, and the names and addresses a
+/// person types checked before anything is sent.
+@Suite("OpenBao's API: the JWT login, its answers and the addresses")
+struct OpenBaoClientTests {
+    static let idToken = Secret("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl")
+    static let loginPath = "/v1/auth/jwt/login"
+
+    static func loginAnswer(token: String = "s.KiCrtZDeUvYQSk7Bfj3f5Ew2") -> String {
+        """
+        {"request_id":"8b9f8d47","lease_id":"","renewable":false,"lease_duration":0,"data":null,"wrap_info":null,"warnings":null,
+         "auth":{"client_token":"\(token)","accessor":"aGz2kTy","policies":["default","team"],"token_policies":["default","team"],
+                 "metadata":{"role":"team"},"lease_duration":600,"renewable":true,"entity_id":"e1","token_type":"service","orphan":true}}
+        """
+    }
+
+    static func client(_ transport: RecordingTransport, addresses: [String] = ["https://bao.test.example:8200"]) -> OpenBaoClient {
+        OpenBaoClient(addresses: addresses.map { URL(string: $0)! }, transport: transport)
+    }
+
+    static func login(status: Int = 200, body: String) async -> Result<Secret, OpenBaoError> {
+        let transport = RecordingTransport()
+        transport.route(loginPath, status: status, json: body)
+        do {
+            return .success(try await client(transport).login(jwt: idToken, role: "team", mount: "jwt"))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    static func problem(status: Int = 200, body: String) async -> OpenBaoError? {
+        if case .failure(let error) = await login(status: status, body: body) { return error }
+        return nil
+    }
+
+    // MARK: - The login
+
+    @Test("the login is a JSON POST of role and jwt to auth/MOUNT/login, with no token, and gives auth.client_token")
+    func login() async throws {
+        let transport = RecordingTransport()
+        transport.route("/v1/auth/team/oidc/login", status: 200, json: Self.loginAnswer())
+        let token = try await Self.client(transport).login(jwt: Self.idToken, role: "deploy", mount: "team/oidc")
+        #expect(token.exposedValue == "s.KiCrtZDeUvYQSk7Bfj3f5Ew2")
+        let request = try #require(transport.sent.first)
+        #expect(request.method == .post && request.url.absoluteString == "https://bao.test.example:8200/v1/auth/team/oidc/login")
+        #expect(request.header("Content-Type") == "application/json" && request.header("X-Vault-Token") == nil)
+        #expect(transport.body(0) as? [String: String] == ["role": "deploy", "jwt": Self.idToken.exposedValue])
+    }
+
+    @Test("an address with a path or a trailing slash keeps its path before /v1/")
+    func addressWithPath() async throws {
+        let transport = RecordingTransport()
+        transport.route("/bao/v1/auth/jwt/login", status: 200, json: Self.loginAnswer())
+        _ = try await Self.client(transport, addresses: ["https://proxy.test.example/bao/"]).login(
+            jwt: Self.idToken, role: "team", mount: "jwt")
+        #expect(transport.sent.map(\.url.absoluteString) == ["https://proxy.test.example/bao/v1/auth/jwt/login"])
+    }
+
+    // MARK: - OpenBao's refusals
+
+    @Test("OpenBao's errors become one line with the HTTP status, terminal controls made inert")
+    func refusal() async throws {
+        let body = #"{"errors":["role \"nope\" could not be found","second\n\u001b[31m red \u202e"]}"#
+        let error = try #require(await Self.problem(status: 400, body: body))
+        #expect(
+            error
+                == .refused(
+                    action: "the JWT login at auth/jwt", host: "bao.test.example:8200", status: 400,
+                    errors: ["role \"nope\" could not be found", "second\n\u{1B}[31m red \u{202E}"]))
+        #expect(error.category == .rejected)
+        #expect(
+            error.description.hasPrefix(
+                "OpenBao at bao.test.example:8200 refused the JWT login at auth/jwt (HTTP 400): role \"nope\" could not be found; second"))
+        #expect(!error.description.unicodeScalars.contains { ["\u{1B}", "\n", "\u{202E}"].contains($0) }, "\(error.description)")
+    }
+
+    @Test("OpenBao's 5xx with its errors is a refusal to retry; a 5xx page without them says try again later")
+    func serverErrors() async throws {
+        let serverError = try #require(await Self.problem(status: 500, body: #"{"errors":["internal error"]}"#))
+        #expect(serverError.category == .unavailable && serverError.description.contains("(HTTP 500): internal error"))
+        let gateway = try #require(await Self.problem(status: 502, body: "<html>Bad Gateway</html>"))
+        #expect(gateway == .unavailable(host: "bao.test.example:8200", status: 502))
+        #expect(gateway.category == .unavailable)
+    }
+
+    @Test(
+        "answers that are not OpenBao's are refused with what is wrong, and no token is taken from them",
+        arguments: [
+            (200, "<html>hello</html>", "not JSON"),
+            (200, "[1, 2]", "not a JSON object"),
+            (200, #"{"data":{}}"#, "no auth object"),
+            (200, #"{"auth":"s.token"}"#, "no auth object"),
+            (200, #"{"auth":{}}"#, "auth.client_token is missing"),
+            (200, #"{"auth":{"client_token":42}}"#, "auth.client_token is missing or not a string"),
+            (200, #"{"auth":{"client_token":""}}"#, "auth.client_token is missing"),
+            (200, #"{"auth":{"client_token":"s.abc def"}}"#, "auth.client_token holds characters no token has"),
+            (200, #"{"auth":{"client_token":"s.abc\r\nX-Injected: 1"}}"#, "auth.client_token holds characters no token has"),
+            (200, #"{"auth":{"client_token":"s.abc\u001b[2J"}}"#, "auth.client_token holds characters no token has"),
+            (400, #"{"error":"bad"}"#, "HTTP 400 without OpenBao's errors list"),
+            (403, "forbidden", "HTTP 403 without OpenBao's errors list"),
+            (400, #"{"errors":[{"message":"x"}]}"#, "errors that are not strings"),
+        ])
+    func malformedAnswers(status: Int, body: String, expected: String) async throws {
+        let error = try #require(await Self.problem(status: status, body: body))
+        guard case .malformedAnswer(let action, let host, let problem) = error else { Issue.record("\(error)"); return }
+        #expect(problem.contains(expected), "\(problem)")
+        #expect(action == "the JWT login at auth/jwt" && host == "bao.test.example:8200")
+        #expect(error.category == .rejected && error.description.hasSuffix("; nothing was used"))
+        #expect(!error.description.contains("s.abc"), "no token-like value reaches the message")
+    }
+
+    @Test("mutated answers never crash the reader: each gives a visible-ASCII token or an error")
+    func mutatedAnswers() async {
+        var generator = SplitMix(seed: 0x0BA0_2026)
+        let valid = Array(Self.loginAnswer().utf8)
+        let pieces = Array("{}[]\":,\\ntu0.-e".utf8) + [0, 0x80, 0xFF, 0x0A, 0x1B]
+        for _ in 0..<500 {
+            var bytes = valid
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0...2, using: &generator) {
+                case 0: bytes[index] = pieces.randomElement(using: &generator)!
+                case 1: bytes.remove(at: index)
+                default: bytes.insert(contentsOf: bytes[index..<min(bytes.count, index + 30)], at: index)
+                }
+            }
+            switch await Self.login(body: String(decoding: bytes, as: UTF8.self)) {
+            case .success(let token): #expect(TokenText.isValid(token.exposedValue))
+            case .failure(let error): #expect(!error.description.isEmpty)
+            }
+        }
+    }
+
+    // MARK: - Addresses tried in order
+
+    @Test("an address that cannot be reached, or answers 503 (sealed), is passed over for the next; a refusal is final")
+    func addressesInOrder() async throws {
+        let transport = RecordingTransport()
+        transport.route(Self.loginPath) { request in
+            switch request.url.port {
+            case 8201: return .failure(.unreachable(host: "bao-1", reason: "connection refused"))
+            case 8202: return .success(HTTPResponse(status: 503, body: Array(#"{"errors":["Vault is sealed"]}"#.utf8)))
+            case 8203: return .success(HTTPResponse(status: 400, body: Array(#"{"errors":["no such role"]}"#.utf8)))
+            default: return .success(HTTPResponse(status: 200, body: Array(Self.loginAnswer().utf8)))
+            }
+        }
+        let addresses = (8201...8204).map { "http://127.0.0.1:\($0)" }
+        let three = Self.client(transport, addresses: [addresses[0], addresses[1], addresses[3]])
+        #expect(try await three.login(jwt: Self.idToken, role: "team", mount: "jwt").exposedValue == "s.KiCrtZDeUvYQSk7Bfj3f5Ew2")
+        #expect(transport.sent.map { $0.url.port } == [8201, 8202, 8204])
+
+        await #expect(
+            throws: OpenBaoError.refused(action: "the JWT login at auth/jwt", host: "127.0.0.1:8203", status: 400, errors: ["no such role"])
+        ) {
+            try await Self.client(transport, addresses: [addresses[2], addresses[3]]).login(jwt: Self.idToken, role: "team", mount: "jwt")
+        }
+        #expect(transport.sent.map { $0.url.port }.suffix(1) == [8203], "the node after a refusing one is not asked")
+    }
+
+    @Test("when no address answers, the error names OpenBao and each address with what happened there")
+    func noneAnswers() async throws {
+        let transport = RecordingTransport()
+        transport.route(Self.loginPath) { request in
+            request.url.port == 8201
+                ? .failure(.timedOut(host: "127.0.0.1")) : .success(HTTPResponse(status: 503, body: Array("sealed".utf8)))
+        }
+        let client = Self.client(transport, addresses: ["http://127.0.0.1:8201", "http://127.0.0.1:8202"])
+        do {
+            _ = try await client.login(jwt: Self.idToken, role: "team", mount: "jwt")
+            Issue.record("a token from no node")
+        } catch {
+            guard case .unreachable(let tried) = error else { Issue.record("\(error)"); return }
+            #expect(
+                tried.count == 2 && tried[0].hasPrefix("127.0.0.1:8201: ") && tried[1] == "127.0.0.1:8202: HTTP 503 (sealed or not ready)")
+            #expect(error.category == .unavailable && error.description.hasPrefix("cannot reach OpenBao at 127.0.0.1:8201: "))
+        }
+    }
+
+    // MARK: - What the person types
+
+    @Test("the address is --address, else BAO_ADDR, else VAULT_ADDR, and an empty variable counts as unset")
+    func addressSources() throws {
+        let bao = "https://bao.test.example:8200", vault = "https://vault.test.example:8200"
+        #expect(
+            try OpenBaoClient.address(option: "http://127.0.0.1:8200", environment: ["BAO_ADDR": bao]).absoluteString
+                == "http://127.0.0.1:8200")
+        #expect(try OpenBaoClient.address(option: nil, environment: ["BAO_ADDR": bao, "VAULT_ADDR": vault]).absoluteString == bao)
+        #expect(try OpenBaoClient.address(option: nil, environment: ["BAO_ADDR": "", "VAULT_ADDR": vault]).absoluteString == vault)
+        #expect(throws: OpenBaoError.noAddress) { try OpenBaoClient.address(option: nil, environment: ["BAO_ADDR": ""]) }
+        #expect(OpenBaoError.noAddress.category == .usage)
+    }
+
+    @Test(
+        "an address must be https, or http to loopback, with no query or fragment",
+        arguments: [
+            ("http://bao.test.example:8200", "must use https"),
+            ("http://10.0.0.8:8200", "must use https"),
+            ("https://bao.test.example:8200/?x=1", "must not contain a ?query"),
+            ("https://bao.test.example:8200/#x", "#fragment"),
+            ("bao.test.example:8200", "not an absolute http(s) URL"),
+            ("ftp://bao.test.example", "not an absolute http(s) URL"),
+        ])
+    func addressRules(raw: String, expected: String) {
+        do {
+            _ = try OpenBaoClient.address(option: raw, environment: [:])
+            Issue.record("\(raw) was taken")
+        } catch {
+            #expect(error.description.contains(expected), "\(error)")
+            #expect(error.category == .usage)
+        }
+    }
+
+    @Test(
+        "roles and auth mounts are OpenBao names: nothing that would change the request's path",
+        arguments: [
+            ("team", true), ("team-a.prod_1", true), ("_x", true), ("", false), ("../sys", false), (".hidden", false),
+            ("team-", false), ("a b", false), ("a%2f", false), ("rôle", false),
+        ])
+    func names(name: String, accepted: Bool) {
+        #expect(((try? OpenBaoClient.checkRole(name)) != nil) == accepted, "role \(name)")
+        #expect(((try? OpenBaoClient.checkMount(name, option: "--auth-mount")) != nil) == accepted, "mount \(name)")
+    }
+
+    @Test("a mount may have several segments, each an OpenBao name; a role is one")
+    func mountSegments() throws {
+        try OpenBaoClient.checkMount("team/oidc", option: "--auth-mount")
+        #expect(throws: OpenBaoError.self, "a role is one name") { try OpenBaoClient.checkRole("team/oidc") }
+        for mount in ["team//oidc", "/jwt", "jwt/", "team/../sys", "team/./jwt"] {
+            #expect(throws: OpenBaoError.self, "\(mount)") { try OpenBaoClient.checkMount(mount, option: "--auth-mount") }
+        }
+    }
+}
