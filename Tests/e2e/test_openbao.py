@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from conftest import (ALICE, BOB, CLIENT_ID, EX_NO_ACCOUNT, EX_OK, EX_REJECTED, EX_UNAVAILABLE, EX_USAGE, SHORT_TOKEN_SECONDS,
-                      assert_clean_stderr, free_ports, jwt_parts)
+from conftest import (ALICE, BOB, CLIENT_ID, EX_NO_ACCOUNT, EX_OK, EX_REJECTED, EX_UNAVAILABLE, EX_USAGE, EX_VAULT,
+                      SHORT_TOKEN_SECONDS, assert_clean_stderr, free_ports, jwt_parts)
 from openbao_support import OpenBaoCluster
 
 TEAM_POLICY = 'path "secret/data/team/*" { capabilities = ["read"] }'
@@ -102,6 +102,15 @@ def test_an_expired_id_token_is_refreshed_before_openbao_gets_it(lk, idp_short, 
     token = lk.ok("openbao-token", "a", "--role", "team-short", "--auth-mount", "jwt-short", "--address", openbao.url).stdout.strip()
     assert openbao.bao("kv", "get", "-mount=secret", "team/hello", token=token).returncode == 0
     assert lk.token("a", "--id-token") != before, "the account's ID token was refreshed"
+
+
+def test_a_confirm_account_with_nobody_to_ask_is_refused_and_openbao_is_not_asked(lk, idp_a, openbao):
+    lk.add_provider("a", idp_a, confirm=True)
+    assert lk.login("a", user="alice").code == EX_OK
+    result = lk.run("openbao-token", "a", "--role", "no-such-role", "--address", openbao.url)
+    assert result.code == EX_VAULT and result.stdout == "", result
+    assert f"a:{ALICE} is marked confirm = true and there is nobody to ask here" in result.stderr, result
+    assert "OpenBao" not in result.stderr, "the refusal came before the login (whose role does not exist)"
 
 
 @pytest.fixture(scope="module")
