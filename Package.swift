@@ -46,6 +46,8 @@ let package = Package(
                 "CLatchkeyCurl",
                 "LatchkeyEssentials",
                 "LatchkeyVault",
+                "LatchkeyAgentWire",
+                "LatchkeyLauncher",
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ] + cryptoAndLoopbackHTTP,
             swiftSettings: strictSettings
@@ -68,7 +70,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // What `latchkey token` needs on its fast path, without Foundation: paths, token copies in the kernel keyring.
+        // The primitives every part uses, without Foundation: paths, the kernel keyring, checked
+        // files and programs, policy-file fingerprints and the terminal-text sanitiser.
         .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
         // The vault file, its records and how a selector picks one: shared by the full command and
         // the launcher (which reads the vault itself when the keyring holds the key but no token
@@ -78,19 +81,35 @@ let package = Package(
             dependencies: ["CLatchkeySys", "LatchkeyEssentials", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
+        // The agent's protocol: where its socket is, the messages on it, and the client every
+        // door (launcher, full command, screen) talks to it with. The agent itself is LatchkeyAgent.
+        .target(
+            name: "LatchkeyAgentWire",
+            dependencies: ["CLatchkeySys", "LatchkeyEssentials", "LatchkeyVault"],
+            swiftSettings: strictSettings
+        ),
+        // The launcher's own decisions: which command lines it answers, and from where (the token
+        // copy, the vault with the cached key, the agent), else the exec of latchkey-cli. The
+        // status report lives here because the launcher prints it too; the full command prints the
+        // same type, so both answer alike.
+        .target(
+            name: "LatchkeyLauncher",
+            dependencies: ["CLatchkeySys", "LatchkeyEssentials", "LatchkeyVault", "LatchkeyAgentWire"],
+            swiftSettings: strictSettings
+        ),
         // ncursesw, reachable from Swift 6 (see docs/ncurses-from-swift.md).
         .target(name: "CNcursesw", linkerSettings: [.linkedLibrary("ncursesw")]),
         // The full-screen front end: the only module that imports CNcursesw.
         .target(
             name: "LatchkeyTUI",
-            dependencies: ["LatchkeyCore", "LatchkeyEssentials", "LatchkeyVault", "CNcursesw"],
+            dependencies: ["LatchkeyCore", "LatchkeyEssentials", "LatchkeyVault", "LatchkeyAgentWire", "LatchkeyLauncher", "CNcursesw"],
             swiftSettings: strictSettings
         ),
         // `latchkey`: the token fast path, else exec of latchkey-cli. Only the standard library,
         // linked statically so it starts in well under a millisecond.
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyEssentials", "LatchkeyVault", "CLatchkeySys"],
+            dependencies: ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyAgentWire", "LatchkeyLauncher", "CLatchkeySys"],
             swiftSettings: strictSettings + [.unsafeFlags(["-static-executable"])],
             linkerSettings: [.unsafeFlags(["-static-executable"])]
         ),
@@ -105,6 +124,8 @@ let package = Package(
                 "CLatchkeySys",
                 "LatchkeyCore",
                 "LatchkeyVault",
+                "LatchkeyAgentWire",
+                "LatchkeyLauncher",
                 "LatchkeyTUI",
                 "LatchkeyDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -164,8 +185,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "LatchkeyTUITests", dependencies: ["LatchkeyTUI", "CNcursesw", "LatchkeyCore", "LatchkeyVault", "LatchkeyTestSupport"],
-            swiftSettings: strictSettings),
+            name: "LatchkeyTUITests",
+            dependencies: ["LatchkeyTUI", "CNcursesw", "LatchkeyCore", "LatchkeyVault", "LatchkeyAgentWire", "LatchkeyTestSupport"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "LatchkeyDemoTests",
             dependencies: [
@@ -177,12 +200,12 @@ let package = Package(
         // the full command's side of each rule (the copy writer, the record's validity).
         .testTarget(
             name: "LauncherTests",
-            dependencies: ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyCore"],
+            dependencies: ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyAgentWire", "LatchkeyLauncher", "LatchkeyCore"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "LatchkeyCoreTests",
-            dependencies: ["LatchkeyCore", "LatchkeyVault", "LatchkeyTestSupport"],
+            dependencies: ["LatchkeyCore", "LatchkeyVault", "LatchkeyAgentWire", "LatchkeyLauncher", "LatchkeyTestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

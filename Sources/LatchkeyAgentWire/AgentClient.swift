@@ -1,5 +1,6 @@
 import CLatchkeySys
-public import LatchkeyEssentials
+import LatchkeyEssentials
+public import LatchkeyVault
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import FoundationEssentials
+public import LatchkeyVault
 
 /// What travels on `latchkey agent`'s sockets: one JSON object per line each way (the encoder
 /// escapes line breaks inside strings, so a newline ends a message). A client sends one request;

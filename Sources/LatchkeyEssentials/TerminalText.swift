@@ -40,7 +40,7 @@ public enum TerminalText {
     private static func isInert(_ scalar: Unicode.Scalar) -> Bool { !isControl(scalar) }
 
     /// C0, DEL and C1 controls, and the bidirectional marks that can reorder what the reader sees.
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: return true
         // Bidirectional embeddings, overrides and isolates can reorder what the reader sees.

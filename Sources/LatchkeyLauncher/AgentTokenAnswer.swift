@@ -1,4 +1,6 @@
-public import LatchkeyEssentials
+public import LatchkeyAgentWire
+import LatchkeyEssentials
+public import LatchkeyVault
 
 #if canImport(Glibc)
     import Glibc

@@ -1,3 +1,5 @@
+import LatchkeyEssentials
+
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,4 +1,5 @@
 import LatchkeyEssentials
+import LatchkeyVault
 
 #if canImport(Glibc)
     import Glibc

@@ -4,6 +4,8 @@
 /// Only these exact shapes: anything else (another option, an option twice spelled otherwise, a
 /// value the full command would refuse) is not a `LauncherRequest`, and the full command answers
 /// with its own message.
+public import LatchkeyVault
+
 public enum LauncherRequest: Equatable, Sendable {
     /// `token SELECTOR [--min-ttl N] [--resource URI] [--scope "A B"]`: the selector as
     /// `AccountSelector(parsing:)` reads it, the only parser of `PROVIDER[:ACCOUNT]`, which the

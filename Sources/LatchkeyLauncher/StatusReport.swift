@@ -1,4 +1,6 @@
 public import FoundationEssentials
+import LatchkeyEssentials
+public import LatchkeyVault
 
 /// `latchkey status --json`: identities and expiry, never a token.
 public struct StatusReport: Encodable, Sendable {

@@ -1,4 +1,5 @@
 import CLatchkeySys
+import LatchkeyEssentials
 
 #if canImport(Glibc)
     import Glibc

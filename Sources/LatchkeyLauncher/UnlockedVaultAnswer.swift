@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import LatchkeyEssentials
+package import LatchkeyVault
 
 #if canImport(Glibc)
     import Glibc

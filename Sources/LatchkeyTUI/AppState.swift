@@ -1,6 +1,7 @@
 public import Foundation
+public import LatchkeyAgentWire
 import LatchkeyCore
-public import LatchkeyVault
+import LatchkeyVault
 
 /// Everything the screen shows, and how keys and async results change it.
 ///

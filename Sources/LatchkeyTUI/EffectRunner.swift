@@ -1,6 +1,8 @@
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
 import LatchkeyEssentials
+import LatchkeyLauncher
 import LatchkeyVault
 
 /// Does the work `AppState` asks for. Network and keystore work runs in detached tasks (never on

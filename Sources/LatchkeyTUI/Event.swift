@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyAgentWire
 public import LatchkeyCore
 public import LatchkeyVault
 

@@ -1,6 +1,7 @@
 import CNcursesw
 import Glibc
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// The real terminal, through ncursesw. Create it, use it and close it on one thread: the

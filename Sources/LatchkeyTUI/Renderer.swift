@@ -1,5 +1,7 @@
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// Turns the state into a frame for a size. Pure: the same state and size give the same frame.

@@ -1,4 +1,6 @@
 /// `PROVIDER[:ACCOUNT]` from the command line.
+import LatchkeyEssentials
+
 public struct AccountSelector: Sendable, Hashable, CustomStringConvertible {
     public var provider: String
     /// The account's display name (usually the email) or its subject; `nil` means "the only one".

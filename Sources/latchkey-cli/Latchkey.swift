@@ -2,6 +2,7 @@ import ArgumentParser
 import CLatchkeySys
 import Foundation
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// `latchkey`: parses the command line and hands each command to the core. Nothing else lives here.

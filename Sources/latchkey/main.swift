@@ -7,7 +7,9 @@
 // command line (Foundation with ICU, SwiftNIO, ncurses) costs milliseconds just to load. See
 // DECISIONS.md.
 import CLatchkeySys
+import LatchkeyAgentWire
 import LatchkeyEssentials
+import LatchkeyLauncher
 import LatchkeyVault
 
 #if canImport(Glibc)

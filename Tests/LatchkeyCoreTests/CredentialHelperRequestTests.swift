@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyLauncher
 import Testing
 
 @testable import LatchkeyCore

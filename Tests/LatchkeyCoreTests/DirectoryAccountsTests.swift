@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyLauncher
 import LatchkeyTestSupport
 import Synchronization
 import Testing

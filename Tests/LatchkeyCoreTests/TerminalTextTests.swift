@@ -1,3 +1,4 @@
+import LatchkeyEssentials
 import Testing
 
 @testable import LatchkeyCore

@@ -1,4 +1,5 @@
 import LatchkeyEssentials
+import LatchkeyLauncher
 import Testing
 
 @Suite("The launcher run under a helper's name runs that helper's command")

@@ -1,3 +1,4 @@
+import LatchkeyLauncher
 import LatchkeyVault
 import Testing
 

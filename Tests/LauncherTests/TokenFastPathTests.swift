@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyEssentials
+import LatchkeyLauncher
 import Testing
 
 @testable import LatchkeyCore

@@ -1,5 +1,6 @@
 public import Foundation
-public import LatchkeyVault
+import LatchkeyEssentials
+import LatchkeyVault
 
 /// The client Latchkey registers for itself (`registration = "dynamic"`, RFC 7591): registered at
 /// the first sign-in, kept in the vault per provider, reused by every account of the provider

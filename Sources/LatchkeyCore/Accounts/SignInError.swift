@@ -1,3 +1,4 @@
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// Why a sign-in stopped, other than an error from the provider's endpoints.

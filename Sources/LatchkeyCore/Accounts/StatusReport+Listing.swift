@@ -1,4 +1,6 @@
-public import LatchkeyVault
+import LatchkeyEssentials
+public import LatchkeyLauncher
+import LatchkeyVault
 
 extension StatusReport {
     /// What `latchkey status` prints: each configured provider with its accounts, then the

@@ -1,3 +1,4 @@
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// The directory a command runs in, with the accounts config.toml maps there: what a bare

@@ -1,4 +1,7 @@
 import Foundation
+import LatchkeyAgentWire
+import LatchkeyEssentials
+import LatchkeyLauncher
 import LatchkeyVault
 
 /// What the agent answers, request by request.
@@ -87,57 +90,77 @@ extension Agent {
             // words one that names no account at all gets, and an error listing candidates lists
             // only shared ones.
             do {
-                record = try selector.select(from: try await records.records().filter { isShared($0, settings) })
+                record = try selector.select(from: try await records.records().filter { isVisible($0, settings, forwarded: true) })
             } catch AccountSelectionError.notSignedIn {
                 logged(account: selector.description, .refused, "no account shared with forwarded connections")
-                throw AgentError.notShared
+                throw ReleaseRefusal.notShared
             }
         } else {
             let all = try await records.records()
             record = try (service.here?.selector(selector, among: all) ?? selector).select(from: all)
         }
-        let name = "\(record.provider):\(record.label)"
-        let provider = try? settings.catalog.provider(named: record.provider)
         let sharing = settings.sharing(of: record)
-        func logged(_ outcome: ReleaseLog.Entry.Outcome, _ reason: String? = nil) { logged(account: name, outcome, reason) }
-        // Each resource asked for is kept in the vault: a forwarded host may not choose them.
-        if forwarded, let resource = narrowing?.resource, !(provider?.listedResources.contains(resource) ?? false) {
-            logged(.refused, "a resource the provider file does not list")
-            throw AgentError.resourceNotListed(provider: record.provider)
-        }
-        if sharing.confirm {
-            let timeout = settings.configuration.agent.confirmTimeout
-            let decision = await confirmations.ask(
-                account: name, requester: requester, timeout: .seconds(timeout), connection: connection
-            ) { waiting in
-                connection.send(
-                    .waiting(
-                        "\(name) needs a person's approval: request \(waiting.id) waits up to \(timeout) s"
-                            + " (`latchkey approve \(waiting.id)` where the agent runs, or its screen)"),
-                    final: false)
+        let decision = ReleaseDecision(
+            account: "\(record.provider):\(record.label)", provider: record.provider, door: .agent(forwarded: forwarded),
+            forward: sharing.forward, confirm: sharing.confirm, confirmSeconds: settings.configuration.agent.confirmTimeout)
+        let resource = narrowing?.resource
+        let listed = resource.map { (try? settings.catalog.provider(named: record.provider))?.listedResources.contains($0) ?? false }
+        var answer = AgentAnswer(ok: true)
+        var actions = decision.chosen(resource: resource, listed: listed ?? false)[...]
+        while let action = actions.popFirst() {
+            switch action {
+            case .log(let outcome, let reason):
+                logged(account: decision.account, outcome, reason)
+            case .ask(let seconds):
+                actions = decision.answered(await ask(decision, seconds: seconds, requester: requester, on: connection))[...]
+            case .fetchToken:
+                do {
+                    answer = try await token(of: record, minimumLifetime: minimumLifetime, tokens: tokens, narrowing: narrowing, service)
+                    actions = decision.tokenReady()[...]
+                } catch {
+                    for case .log(let outcome, let reason) in decision.tokenFailed(
+                        reason: (error as? any LatchkeyError)?.description ?? String(describing: error))
+                    {
+                        logged(account: decision.account, outcome, reason)
+                    }
+                    if AccountService.needsSignIn(error) { needsSignIn(record, because: error, hooks: settings.hooks) }
+                    throw error
+                }
+            case .fireReleaseHook:
+                settings.hooks.fire(
+                    HookEvent(
+                        .release, provider: record.provider, account: record.label, time: Date(), requester: requester.description,
+                        forwarded: forwarded))
+            case .handOver:
+                return answer
+            case .refuse(let refusal):
+                throw refusal
             }
-            switch decision {
-            case .approved: break
-            case .denied:
-                logged(.denied)
-                throw ReleaseRefusal.denied(account: name)
-            case .timedOut:
-                logged(.unapproved)
-                throw ReleaseRefusal.notApproved(account: name, seconds: timeout)
-            case .abandoned:
-                logged(.refused, "the client went away")
-                throw CancellationError()
-            }
         }
-        let fresh: AccountRecord
-        do {
-            fresh = try await service.validRecord(
-                for: AccountSelector(provider: record.provider, account: record.subject), minimumLifetime: TimeInterval(minimumLifetime))
-        } catch {
-            logged(.refused, (error as? any LatchkeyError)?.description ?? String(describing: error))
-            if AccountService.needsSignIn(error) { needsSignIn(record, because: error, hooks: settings.hooks) }
-            throw error
+        throw AgentError.malformedRequest(reason: "the release ended without an answer")
+    }
+
+    /// Asks a person about `decision`'s release, telling the client it waits.
+    private func ask(
+        _ decision: ReleaseDecision, seconds: Int, requester: Requester, on connection: AgentConnection
+    ) async -> ReleaseDecision.Answer {
+        await confirmations.ask(account: decision.account, requester: requester, timeout: .seconds(seconds), connection: connection) {
+            waiting in
+            connection.send(
+                .waiting(
+                    "\(decision.account) needs a person's approval: request \(waiting.id) waits up to \(seconds) s"
+                        + " (`latchkey approve \(waiting.id)` where the agent runs, or its screen)"),
+                final: false)
         }
+    }
+
+    /// The tokens of `record` the request asks for, refreshed as needed; with `narrowing`, the
+    /// access token for that resource and those scopes.
+    private func token(
+        of record: AccountRecord, minimumLifetime: Int, tokens: AgentRequest.Tokens, narrowing: TokenNarrowing?, _ service: AccountService
+    ) async throws -> AgentAnswer {
+        let fresh = try await service.validRecord(
+            for: AccountSelector(provider: record.provider, account: record.subject), minimumLifetime: TimeInterval(minimumLifetime))
         var answer = AgentAnswer(ok: true)
         answer.provider = fresh.provider
         answer.account = fresh.label
@@ -153,11 +176,6 @@ extension Agent {
             if tokens != .id { answer.accessToken = fresh.accessToken }
             if tokens != .access { answer.idToken = try service.token(of: fresh, idToken: true) }
         }
-        logged(.released)
-        settings.hooks.fire(
-            HookEvent(
-                .release, provider: fresh.provider, account: fresh.label, time: Date(), requester: requester.description,
-                forwarded: forwarded))
         return answer
     }
 
@@ -195,7 +213,7 @@ extension Agent {
         let settings = settings()
         let forwarded = connection.kind == .forwarded
         let service = service(settings, workingDirectory: forwarded ? nil : request.workingDirectory)
-        let visible = try await records.records().filter { !forwarded || isShared($0, settings) }
+        let visible = try await records.records().filter { isVisible($0, settings, forwarded: forwarded) }
         let report = StatusReport(
             records: visible, keystore: records.backendName + (forwarded ? " (forwarded)" : ""), now: Date(),
             here: service.here.map { ($0.accounts, $0.path) })
@@ -208,9 +226,10 @@ extension Agent {
         return answer
     }
 
-    /// Whether `record` is marked `forward = true`, by its `[accounts]` table or its provider file.
-    private func isShared(_ record: AccountRecord, _ settings: Settings) -> Bool {
-        settings.sharing(of: record).forward
+    /// Whether a connection may see `record` at all (`ReleaseDecision.isVisible`): a forwarded
+    /// one only accounts marked `forward = true`, by their `[accounts]` table or provider file.
+    private func isVisible(_ record: AccountRecord, _ settings: Settings, forwarded: Bool) -> Bool {
+        ReleaseDecision.isVisible(forward: settings.sharing(of: record).forward, at: .agent(forwarded: forwarded))
     }
 
     // MARK: - Failures

@@ -1,4 +1,5 @@
 import Foundation
+public import LatchkeyAgentWire
 import LatchkeyEssentials
 public import LatchkeyVault
 import Synchronization

@@ -1,3 +1,5 @@
+import LatchkeyAgentWire
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// Why the agent would not start, or refused a request. Paths are named; tokens never are.
@@ -22,13 +24,6 @@ public enum AgentError: LatchkeyError, Equatable {
     case unknownOperation(String)
     /// `approve`, `deny` and `watch` are for this machine's own commands.
     case notForForwarded(operation: String)
-    /// No account marked `forward = true` answers a forwarded request: the same words whether the
-    /// account is not shared, does not exist or its provider is unknown, so a forwarded host
-    /// learns nothing of what it is not given.
-    case notShared
-    /// A forwarded host asked for a resource its provider file does not list (`resources`,
-    /// `git_resource`).
-    case resourceNotListed(provider: String)
     case noSuchConfirmation(Int)
 
     public var category: FailureCategory {
@@ -36,7 +31,7 @@ public enum AgentError: LatchkeyError, Equatable {
         case .noRuntimeDirectory, .malformedRequest, .unsupportedVersion, .unknownOperation: return .usage
         case .unsafeDirectory, .notOurSocket, .cannotListen: return .cannotCreate
         case .alreadyRunning: return .unavailable
-        case .notForForwarded, .notShared, .resourceNotListed: return .keystore
+        case .notForForwarded: return .keystore
         case .noSuchConfirmation: return .notFound
         }
     }
@@ -61,12 +56,6 @@ public enum AgentError: LatchkeyError, Equatable {
             return "unknown request \"\(TerminalText.sanitized(name, maxLength: 40))\""
         case .notForForwarded(let operation):
             return "\(operation) is answered only on the agent's own machine, not over a forwarded socket"
-        case .notShared:
-            return
-                "no account shared with forwarded connections answers this request; an account is shared when it is marked forward = true on the machine running the agent (see latchkey(1), AGENT)"
-        case .resourceNotListed(let provider):
-            return
-                "a forwarded connection gets a token only for a resource \(provider)'s provider file lists (resources, git_resource) on the machine running the agent; list it there, or ask without --resource"
         case .noSuchConfirmation(let id):
             return "no request \(id) waits for approval (answered already, or timed out)"
         }

@@ -1,5 +1,6 @@
 import CLatchkeySys
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyVault
 import Synchronization
 

@@ -1,5 +1,6 @@
 import CLatchkeySys
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyEssentials
 
 /// The agent's socket files: made only where nobody else can replace them, never over something

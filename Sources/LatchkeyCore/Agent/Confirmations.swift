@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyVault
 import Synchronization
 
@@ -8,17 +9,9 @@ import Synchronization
 /// screen and the agent's own terminal answer; the first answer counts. A release nobody answers
 /// is refused at its deadline, and one whose client went away is dropped.
 final class Confirmations: Sendable {
-    enum Decision: Sendable, Equatable {
-        case approved
-        case denied
-        case timedOut
-        /// The client closed its connection before anyone answered.
-        case abandoned
-    }
-
     private struct Waiting {
         var request: AgentAnswer.Confirmation
-        var continuation: CheckedContinuation<Decision, Never>
+        var continuation: CheckedContinuation<ReleaseDecision.Answer, Never>
     }
 
     private let state = Mutex<(next: Int, waiting: [Int: Waiting], watchers: [Int: AgentConnection])>((1, [:], [:]))
@@ -34,7 +27,7 @@ final class Confirmations: Sendable {
     func ask(
         account: String, requester: Requester, timeout: Duration, connection: AgentConnection,
         started: @Sendable (AgentAnswer.Confirmation) -> Void
-    ) async -> Decision {
+    ) async -> ReleaseDecision.Answer {
         let expiresAt = Int(Date().timeIntervalSince1970) + Int(timeout.components.seconds)
         return await withCheckedContinuation { continuation in
             let (request, watchers) = state.withLock { state in
@@ -85,7 +78,7 @@ final class Confirmations: Sendable {
     }
 
     @discardableResult
-    private func finish(_ id: Int, _ decision: Decision) -> Bool {
+    private func finish(_ id: Int, _ decision: ReleaseDecision.Answer) -> Bool {
         let (waiting, watchers) = state.withLock { state in (state.waiting.removeValue(forKey: id), Array(state.watchers.values)) }
         guard let waiting else { return false }
         waiting.continuation.resume(returning: decision)

@@ -1,5 +1,7 @@
 import Foundation
-public import LatchkeyVault
+public import LatchkeyAgentWire
+import LatchkeyEssentials
+import LatchkeyVault
 
 /// A release waiting for approval, shown as a desktop notification with `notify-send` (libnotify)
 /// when a desktop session is there to show it; nothing otherwise. The notification only tells:

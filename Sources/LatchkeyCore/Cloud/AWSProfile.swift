@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// A profile of the AWS config file whose `credential_process` runs `latchkey aws-credential`:

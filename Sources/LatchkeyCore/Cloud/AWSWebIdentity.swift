@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// The provider file's AWS defaults (`aws_role_arn`, `aws_region`, `aws_sts_endpoint`,

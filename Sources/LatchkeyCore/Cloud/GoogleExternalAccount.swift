@@ -1,4 +1,6 @@
 public import Foundation
+import LatchkeyEssentials
+import LatchkeyLauncher
 public import LatchkeyVault
 
 /// Google's executable-sourced `external_account` credentials (workload and workforce identity

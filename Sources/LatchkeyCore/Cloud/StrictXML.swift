@@ -1,3 +1,4 @@
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// A reader for the small XML documents AWS STS answers with, in Swift alone.

@@ -1,3 +1,4 @@
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// Why a call to a firebase provider's sign-in backend failed (the Identity Toolkit or an exec

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// One enrolled second factor, as offered after the first factor (Firebase `mfaInfo[]`,

@@ -1,3 +1,4 @@
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// The answer to git's `get`: `username=…` and `password=<access token>` (git-credential(1)).

@@ -1,3 +1,4 @@
+import LatchkeyEssentials
 public import LatchkeyVault
 import TOMLKit
 

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// The `apiVersion`s of the client-go credential plugin exchange Latchkey speaks

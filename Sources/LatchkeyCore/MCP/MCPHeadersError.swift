@@ -1,3 +1,4 @@
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// Why `latchkey mcp headers` gave no header.

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// What `latchkey mcp add` learns from an MCP server's URL alone (the MCP authorization spec):

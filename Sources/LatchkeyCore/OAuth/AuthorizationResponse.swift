@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 import LoopbackHTTP
 

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// Machine identities (RFC 6749 §4.4): a provider file with `grant = "client_credentials"` signs

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// The registration endpoint's answer (RFC 7591 §3.2.1) as far as Latchkey uses it, with what

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// One account's DPoP key pair (RFC 9449): P-256, made for a sign-in, kept in the vault with the

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// An OAuth error as the server sent it (RFC 6749 §4.1.2.1 and §5.2), kept whole so unknown

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// The endpoints and promises of one authorization server, from discovery (OIDC Discovery §3,

@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// A stronger or fresher authentication asked for with `--acr` and `--max-age` (OIDC Core

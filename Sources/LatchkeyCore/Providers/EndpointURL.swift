@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 import LatchkeyVault
 
 #if canImport(Glibc)

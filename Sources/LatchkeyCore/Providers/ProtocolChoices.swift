@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// The newer OAuth pieces a provider file can ask for or turn off, each used where the server's

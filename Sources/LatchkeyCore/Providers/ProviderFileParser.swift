@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyEssentials
 import LatchkeyVault
 import TOMLKit
 

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// One run of a Docker credential helper (docs/kubernetes-and-registries.md, "Container

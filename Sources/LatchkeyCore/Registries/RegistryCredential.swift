@@ -1,3 +1,4 @@
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// The answer to a credential helper's `get`: `{"ServerURL", "Username", "Secret"}`

@@ -1,5 +1,6 @@
 import CLatchkeySys
 public import Foundation
+import LatchkeyEssentials
 import LatchkeyVault
 import Synchronization
 

@@ -1,4 +1,7 @@
 import Foundation
+import LatchkeyAgentWire
+import LatchkeyEssentials
+import LatchkeyLauncher
 import LatchkeyVault
 
 /// Who asked the agent for a token, as the confirmation prompt and the release log name them.

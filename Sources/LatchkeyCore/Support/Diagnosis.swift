@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// `latchkey doctor`: everything a sign-in depends on, checked without signing in, one finding

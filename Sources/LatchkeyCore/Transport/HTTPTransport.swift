@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// One HTTP exchange with a provider, small enough to fake in tests and to log safely.

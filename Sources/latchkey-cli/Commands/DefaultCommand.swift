@@ -1,5 +1,6 @@
 import ArgumentParser
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// `latchkey default`: which account a bare provider name selects.

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
+import LatchkeyLauncher
 import LatchkeyVault
 
 /// `docker-credential-latchkey ACTION` (the launcher runs `latchkey docker-credential ACTION`

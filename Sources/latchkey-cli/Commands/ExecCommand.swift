@@ -1,7 +1,9 @@
 import ArgumentParser
 import CLatchkeySys
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// `latchkey exec SELECTOR -- command…`: the command replaces this process with a valid token in

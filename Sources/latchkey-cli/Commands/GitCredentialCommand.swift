@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
+import LatchkeyLauncher
 import LatchkeyVault
 
 /// `latchkey git-credential get|store|erase`: git's credential helper protocol

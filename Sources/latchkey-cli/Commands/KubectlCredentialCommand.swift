@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
 import LatchkeyVault
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 struct LoginCommand: AsyncParsableCommand {

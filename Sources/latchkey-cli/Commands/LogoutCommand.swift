@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 struct LogoutCommand: AsyncParsableCommand {

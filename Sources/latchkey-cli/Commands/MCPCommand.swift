@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// `latchkey mcp`: MCP servers as providers (the MCP authorization spec): added from their URL

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// `latchkey refresh`: the screen's `r` for scripts, whatever the token's expiry.

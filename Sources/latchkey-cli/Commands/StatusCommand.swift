@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
+import LatchkeyEssentials
+import LatchkeyLauncher
 import LatchkeyVault
 
 struct StatusCommand: AsyncParsableCommand {

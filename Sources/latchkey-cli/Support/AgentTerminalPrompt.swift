@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
 import LatchkeyVault
 

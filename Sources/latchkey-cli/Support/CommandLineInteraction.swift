@@ -1,6 +1,7 @@
 import CLatchkeySys
 import Foundation
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyTUI
 import LatchkeyVault
 

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import LatchkeyCore
+import LatchkeyEssentials
+import LatchkeyLauncher
 import LatchkeyVault
 
 /// The one place where failures become exit statuses (sysexits.h values, listed in latchkey(1)).

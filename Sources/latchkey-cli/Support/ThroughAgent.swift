@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
 import LatchkeyEssentials
+import LatchkeyLauncher
 import LatchkeyVault
 
 /// `token`, `exec`, `git-credential`, `status` and the kubectl and container credential helpers

@@ -1,0 +1,45 @@
+import LatchkeyEssentials
+public import LatchkeyVault
+
+/// Why a token was not released (`ReleaseDecision`): a person said no or nobody could, or a
+/// forwarded host asked for what is not shared with it.
+public enum ReleaseRefusal: LatchkeyError, Equatable {
+    case denied(account: String)
+    case notApproved(account: String, seconds: Int)
+    /// No agent answered and there is no terminal to ask on (cron, CI, a service, a pipe).
+    case nobodyToAsk(account: String)
+    /// The client closed its connection before anyone answered.
+    case abandoned(account: String)
+    /// No account marked `forward = true` answers a forwarded request: the same words whether the
+    /// account is not shared, does not exist or its provider is unknown, so a forwarded host
+    /// learns nothing of what it is not given.
+    case notShared
+    /// A forwarded host asked for a resource its provider file does not list (`resources`,
+    /// `git_resource`).
+    case resourceNotListed(provider: String)
+
+    public var category: FailureCategory {
+        if case .abandoned = self { return .unavailable }
+        return .keystore
+    }
+
+    public var description: String {
+        switch self {
+        case .denied(let account):
+            return "the release of a token of \(TerminalText.sanitized(account, maxLength: 200)) was denied"
+        case .notApproved(let account, let seconds):
+            return "nobody approved the release of a token of \(TerminalText.sanitized(account, maxLength: 200)) within \(seconds) s"
+        case .nobodyToAsk(let account):
+            return
+                "\(TerminalText.sanitized(account, maxLength: 200)) is marked confirm = true and there is nobody to ask here (no terminal, no agent): start `latchkey agent`, which asks in its terminal, the open screen or by `latchkey approve`, or run this at a terminal"
+        case .abandoned(let account):
+            return "the request for a token of \(TerminalText.sanitized(account, maxLength: 200)) went away before anyone answered"
+        case .notShared:
+            return
+                "no account shared with forwarded connections answers this request; an account is shared when it is marked forward = true on the machine running the agent (see latchkey(1), AGENT)"
+        case .resourceNotListed(let provider):
+            return
+                "a forwarded connection gets a token only for a resource \(TerminalText.sanitized(provider, maxLength: 80))'s provider file lists (resources, git_resource) on the machine running the agent; list it there, or ask without --resource"
+        }
+    }
+}
