@@ -6,19 +6,26 @@ server that goes away ends the proxy within seconds with JSON-RPC errors for wha
 """
 
 import asyncio
+import base64
+import hashlib
 import json
 import os
 import select
 import shutil
 import subprocess
 import sys
+import threading
 import time
+import tomllib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import jwt
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import EX_OK, REPO, ServerProcess
+from conftest import EX_OK, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess
+from test_mcp import call_whoami
 from test_glewlwyd import Glewlwyd, free_ports
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
@@ -51,13 +58,13 @@ def add(lk, url: str):
     assert added.code == EX_OK, added
 
 
-def through_proxy(lk, steps):
+def through_proxy(lk, steps, command=None, args=("mcp", "proxy", NAME), env=None):
     """The SDK's stdio client, with `latchkey mcp proxy` as its server: `steps(session)` runs
     after initialize; returns what it returns and the proxy's standard error."""
     stderr_path = lk.tmp / "proxy-stderr.txt"
 
     async def run():
-        parameters = StdioServerParameters(command=str(lk.binary), args=["mcp", "proxy", NAME], env=lk.env(), cwd=str(lk.root))
+        parameters = StdioServerParameters(command=command or str(lk.binary), args=list(args), env=env or lk.env(), cwd=str(lk.root))
         with open(stderr_path, "w") as errlog:
             async with stdio_client(parameters, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
@@ -161,3 +168,166 @@ def test_a_server_that_goes_away_ends_the_proxy_within_seconds_answering_what_wa
     assert took < 5, took
     stderr = proxy.stderr.read().decode()
     assert "is gone" in stderr and "\x1b" not in stderr, stderr
+
+
+class ProofCheckingServer:
+    """A Streamable HTTP MCP server written here, for what the SDK's server cannot show: it takes
+    only DPoP-bound tokens (RFC 9449 §7.1: `Authorization: DPoP`, and a `DPoP` proof for this
+    method and URL, carrying `ath` for the token, signed by the key the token's `cnf.jkt` names),
+    answers with pretty-printed JSON (no SSE), gives a session ID and records every request's
+    headers. Its `needs_email` tool answers 403 insufficient_scope (RFC 6750 §3.1) until the
+    token carries the `email` scope. Tokens' signatures are not checked: the proof is the test."""
+
+    def __init__(self, issuer: str, port: int):
+        outer = self
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        self.requests = []
+        self.jtis = set()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def answer(self, status, value=None, headers=()):
+                body = json.dumps(value, indent=2).encode() if value is not None else b""
+                self.send_response(status)
+                if value is not None:
+                    self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for name, text in headers:
+                    self.send_header(name, text)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def claims(self):
+                """The token's claims when its proof holds for this request, else None."""
+                scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+                proof = self.headers.get("DPoP")
+                if scheme != "DPoP" or not proof:
+                    return None
+                header = jwt.get_unverified_header(proof)
+                proof_claims = jwt.decode(proof, jwt.PyJWK(header["jwk"]).key, algorithms=["ES256"])
+                token_claims = jwt.decode(token, options={"verify_signature": False})
+                ath = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
+                fresh = proof_claims["jti"] not in outer.jtis
+                outer.jtis.add(proof_claims["jti"])
+                good = (header["typ"] == "dpop+jwt" and proof_claims["htm"] == self.command and proof_claims["htu"] == outer.url
+                        and proof_claims["ath"] == ath and fresh and token_claims["cnf"]["jkt"] == thumbprint(header["jwk"]))
+                return token_claims if good else None
+
+            def do_POST(self):
+                message = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                claims = self.claims() if self.headers.get("Authorization") else None
+                outer.requests.append(("POST", dict(self.headers), message.get("method"), claims is not None))
+                if claims is None:
+                    return self.answer(401, headers=[("WWW-Authenticate", f'Bearer resource_metadata="http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"')])
+                method, ident = message.get("method"), message.get("id")
+                if method == "initialize":
+                    return self.answer(200, {"jsonrpc": "2.0", "id": ident, "result": {
+                        "protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "proofs", "version": "1"}}},
+                        headers=[("Mcp-Session-Id", "proof-session-1")])
+                if ident is None:
+                    return self.answer(202)
+                if method == "tools/list":
+                    tools = [{"name": name, "inputSchema": {"type": "object"}} for name in ("echo", "needs_email")]
+                    return self.answer(200, {"jsonrpc": "2.0", "id": ident, "result": {"tools": tools}})
+                name = message["params"]["name"]
+                if name == "needs_email" and "email" not in str(claims.get("scope", "")).split():
+                    return self.answer(403, headers=[("WWW-Authenticate", 'Bearer error="insufficient_scope", scope="email"')])
+                return self.answer(200, {"jsonrpc": "2.0", "id": ident, "result": {
+                    "content": [{"type": "text", "text": f"{name}: proof ok"}], "isError": False}})
+
+            def do_GET(self):
+                self.answer(200, {"resource": outer.url, "authorization_servers": [issuer], "scopes_supported": ["profile"]})
+
+            def do_DELETE(self):
+                outer.requests.append(("DELETE", dict(self.headers), None, self.claims() is not None))
+                self.answer(200)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def thumbprint(jwk: dict) -> str:
+    """RFC 7638 for an EC key."""
+    members = json.dumps({name: jwk[name] for name in ("crv", "kty", "x", "y")}, separators=(",", ":"), sort_keys=True)
+    return base64.urlsafe_b64encode(hashlib.sha256(members.encode()).digest()).rstrip(b"=").decode()
+
+
+@pytest.fixture(scope="module")
+def proof_server(tmp_path_factory):
+    """glewlwyd with DPoP on (a separate one: with DPoP offered, every account becomes bound),
+    allowing the server's URL for the profile and email scopes."""
+    port = free_ports(1)[0]
+    url = f"http://127.0.0.1:{port}/mcp"
+    glewlwyd = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-mcp-dpop"), free_ports(1), features=("registration", "resource", "dpop"),
+                        extra=("--resource", f"profile={url}", "--resource", f"email={url}")).wait_ready()
+    server = ProofCheckingServer(glewlwyd.issuer, port)
+    yield server
+    server.server.shutdown()
+    glewlwyd.stop()
+
+
+def test_a_dpop_bound_account_sends_a_fresh_proof_per_request_and_the_session_headers_and_more_scope_signs_in_again(lk, proof_server):
+    add(lk, proof_server.url)
+    assert lk.status()[0]["dpop"] is True
+    del proof_server.requests[:]
+
+    async def steps(session):
+        echo = text_of(await session.call_tool("echo", {}))
+        again = text_of(await session.call_tool("echo", {}))
+        more = text_of(await session.call_tool("needs_email", {}))
+        return echo, again, more
+
+    (echo, again, more), stderr = through_proxy(lk, steps)
+    assert echo == again == "echo: proof ok" and more == "needs_email: proof ok", (echo, again, more, stderr)
+    assert "asks for more scope (email); signing in again" in stderr, stderr
+
+    posts = [request for request in proof_server.requests if request[0] == "POST"]
+    # Every request proved (a proof used twice would have been refused), the first one (the
+    # 403) included; after initialize, each carried the session and the negotiated version.
+    assert all(proved for _, _, _, proved in proof_server.requests), proof_server.requests
+    assert posts[0][2] == "initialize" and "Mcp-Session-Id" not in posts[0][1]
+    for _, headers, _, _ in posts[1:]:
+        assert headers.get("Mcp-Session-Id") == "proof-session-1" and headers.get("MCP-Protocol-Version") == "2025-06-18", headers
+        assert headers.get("Accept") == "application/json, text/event-stream", headers
+    assert [method for _, _, method, _ in posts].count("tools/call") == 4  # echo, echo, needs_email twice
+    # stdin's end ended the session.
+    assert proof_server.requests[-1][0] == "DELETE" and proof_server.requests[-1][1].get("Mcp-Session-Id") == "proof-session-1"
+
+
+def test_mcp_config_prints_entries_that_claude_code_codex_and_others_can_use_as_they_are(lk, servers):
+    _, server, _ = servers
+    add(lk, server.url)
+    # The agents find `latchkey` on their PATH.
+    env = lk.env(PATH=f"{LATCHKEY_BIN.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+
+    claude = lk.ok("mcp", "config", NAME, "--client", "claude").stdout
+    entry = json.loads(claude)["mcpServers"][NAME]
+    assert entry == {"type": "http", "url": server.url, "headersHelper": f"latchkey mcp headers {NAME}"}, claude
+    # Claude Code runs the helper in a shell and sends the headers it prints.
+    helper = subprocess.run(["sh", "-c", entry["headersHelper"]], env=env, cwd=lk.root, capture_output=True, timeout=60,
+                            stdin=subprocess.DEVNULL)
+    assert helper.returncode == 0, helper
+    whoami = call_whoami(entry["url"], json.loads(helper.stdout))
+
+    codex = lk.ok("mcp", "config", NAME, "--client", "codex").stdout
+    table = tomllib.loads(codex)["mcp_servers"][NAME]
+    assert table == {"command": "latchkey", "args": ["mcp", "proxy", NAME]}, codex
+
+    async def steps(session):
+        return text_of(await session.call_tool("whoami", {}))
+    through, _ = through_proxy(lk, steps, command=table["command"], args=table["args"], env=env)
+    assert through == whoami != "nobody"
+
+    assert lk.ok("mcp", "config", NAME, "--client", "generic").stdout == f"latchkey mcp proxy {NAME}\n"
+
+
+def test_mcp_config_and_proxy_refuse_a_provider_that_names_no_mcp_server(lk):
+    lk.add_provider("plain")
+    for args in (("config", "plain", "--client", "codex"), ("proxy", "plain")):
+        refused = lk.run("mcp", *args)
+        assert refused.code == EX_USAGE and refused.stdout == "", refused
+        assert "names no MCP server" in refused.stderr and "latchkey mcp add" in refused.stderr, refused
+    bad = lk.run("mcp", "config", "plain", "--client", "vim")
+    assert bad.code == EX_USAGE and "claude, codex or generic" in bad.stderr, bad

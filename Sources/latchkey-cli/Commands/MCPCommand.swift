@@ -11,7 +11,7 @@ struct MCPCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mcp",
         abstract: "Sign in to remote MCP servers and hand their tokens to coding agents.",
-        subcommands: [AddMCPServer.self, MCPHeaders.self, MCPProxyCommand.self])
+        subcommands: [AddMCPServer.self, MCPHeaders.self, MCPProxyCommand.self, MCPConfigCommand.self])
 }
 
 struct AddMCPServer: AsyncParsableCommand {

@@ -1,0 +1,39 @@
+import ArgumentParser
+import Foundation
+import LatchkeyCore
+import LatchkeyVault
+
+/// `latchkey mcp config NAME --client claude|codex|generic`: the entry to paste into an agent's
+/// configuration for an MCP server `latchkey mcp add` added.
+struct MCPConfigCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract:
+            "Print the entry an agent's configuration needs for the MCP server (Claude Code's .mcp.json, Codex's config.toml, or the stdio command)."
+    )
+
+    @Argument(help: "The provider's name, as `latchkey mcp add` named it.", completion: Completions.providers) var name: String
+    @Option(
+        help:
+            "The agent: claude (an HTTP server with `latchkey mcp headers` as its headersHelper), codex (a stdio server running `latchkey mcp proxy`), or generic (the stdio command).",
+        transform: { value in
+            guard let client = MCPClientConfiguration(rawValue: value) else {
+                throw ValidationError("--client is claude, codex or generic")
+            }
+            return client
+        })
+    var client: MCPClientConfiguration
+
+    @OptionGroup var options: KeystoreOptions
+
+    func run() async throws {
+        try await Failure.reporting {
+            guard let url = try options.context().catalog.provider(named: name).protocolChoices?.mcpURL else {
+                throw MCPProxyError.notAnMCPServer(provider: name)
+            }
+            // As it is: JSON and TOML escape what they must, and the name is a provider name.
+            FileHandle.standardOutput.write(
+                Data((client.entry(name: name, url: url) + "\n").utf8))
+        }
+    }
+}
