@@ -24,7 +24,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import EX_OK, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess
+from conftest import EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess
 from test_mcp import call_whoami
 from test_glewlwyd import Glewlwyd, free_ports
 
@@ -39,16 +39,22 @@ def start_mcp_server(port: int, issuer: str, directory) -> ServerProcess:
                                         "--issuer", issuer, "--scope", "profile"], directory).wait_ready(30)
 
 
+HOSTILE_PATHS = ("endless", "not-json", "html", "escapes")
+
+
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
-    """glewlwyd allowing two MCP servers' URLs as resources of its profile scope; the first
-    server runs for the whole module, the second is each test's to start and stop."""
-    ports = free_ports(2)
-    urls = [f"http://127.0.0.1:{port}/mcp" for port in ports]
+    """glewlwyd allowing MCP servers' URLs as resources of its profile scope: the SDK's server,
+    which runs for the whole module, a second one each test may start and stop, and each path
+    of the hostile server."""
+    ports = free_ports(3)
+    urls = [f"http://127.0.0.1:{port}/mcp" for port in ports[:2]] + [f"http://127.0.0.1:{ports[2]}/{path}" for path in HOSTILE_PATHS]
     glewlwyd = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-mcp-proxy"), free_ports(1), features=("registration", "resource"),
                         extra=tuple(item for url in urls for item in ("--resource", f"profile={url}"))).wait_ready()
     server = start_mcp_server(ports[0], glewlwyd.issuer, tmp_path_factory.mktemp("mcp-server"))
-    yield glewlwyd, server, ports[1]
+    hostile = HostileServer(glewlwyd.issuer, ports[2])
+    yield glewlwyd, server, ports[1], hostile
+    hostile.server.shutdown()
     server.stop()
     glewlwyd.stop()
 
@@ -80,7 +86,7 @@ def text_of(result) -> str:
 
 
 def test_the_sdks_stdio_client_calls_tools_through_the_proxy_and_progress_arrives_while_the_call_runs(lk, servers):
-    _, server, _ = servers
+    _, server, _, _ = servers
     add(lk, server.url)
     marker = lk.tmp / "progress-seen"
     seen = []
@@ -106,7 +112,7 @@ def test_the_sdks_stdio_client_calls_tools_through_the_proxy_and_progress_arrive
 
 
 def test_a_token_the_server_stops_taking_is_refreshed_once_and_the_call_goes_through(lk, servers):
-    _, server, _ = servers
+    _, server, _, _ = servers
     add(lk, server.url)
 
     async def steps(session):
@@ -139,7 +145,7 @@ def read_line(proc, timeout: float) -> dict:
 
 
 def test_a_server_that_goes_away_ends_the_proxy_within_seconds_answering_what_was_pending(lk, servers, tmp_path):
-    glewlwyd, _, port = servers
+    glewlwyd, _, port, _ = servers
     doomed = start_mcp_server(port, glewlwyd.issuer, tmp_path / "doomed")
     try:
         add(lk, doomed.url)
@@ -168,6 +174,109 @@ def test_a_server_that_goes_away_ends_the_proxy_within_seconds_answering_what_wa
     assert took < 5, took
     stderr = proxy.stderr.read().decode()
     assert "is gone" in stderr and "\x1b" not in stderr, stderr
+
+
+class SignInFirst(BaseHTTPRequestHandler):
+    """An MCP server's sign-in half, for the servers written here: a POST without a token is
+    answered 401 naming the metadata (RFC 9728), whose GET names `issuer` for the path's URL."""
+    issuer = ""
+    port = 0
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status, value=None, headers=(), body=None, content_type="application/json"):
+        body = body if body is not None else (json.dumps(value, indent=2).encode() if value is not None else b"")
+        self.send_response(status)
+        if body:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, text in headers:
+            self.send_header(name, text)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def challenge(self):
+        path = self.path
+        self.answer(401, headers=[("WWW-Authenticate",
+                                   f'Bearer resource_metadata="http://127.0.0.1:{self.port}/.well-known/oauth-protected-resource{path}"')])
+
+    def do_GET(self):
+        path = self.path.removeprefix("/.well-known/oauth-protected-resource")
+        self.answer(200, {"resource": f"http://127.0.0.1:{self.port}{path}", "authorization_servers": [self.issuer],
+                          "scopes_supported": ["profile"]})
+
+
+class HostileServer:
+    """Answers a signed-in POST as its path says: /endless an SSE line that never ends, /not-json
+    an event that is no JSON-RPC message, /html a page, /escapes a 500 whose text holds terminal
+    escapes."""
+
+    def __init__(self, issuer: str, port: int):
+        class Handler(SignInFirst):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if not self.headers.get("Authorization"):
+                    return self.challenge()
+                if self.path == "/endless":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    self.wfile.write(b"data: ")
+                    try:
+                        for _ in range(64 * 16):  # 64 MiB at most, well past the cap
+                            self.wfile.write(b"a" * 65536)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    return
+                if self.path == "/not-json":
+                    return self.answer(200, body=b"event: message\ndata: {not json\n\n", content_type="text/event-stream")
+                if self.path == "/html":
+                    return self.answer(200, body=b"<html>hello</html>", content_type="text/html")
+                self.answer(500, body=b"\x1b]0;owned\x07\x1b[2Jbroken", content_type="text/plain")
+
+        Handler.issuer, Handler.port = issuer, port
+        self.base = f"http://127.0.0.1:{port}"
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def initialize_raw(lk, timeout=20):
+    """`mcp proxy` with its stdin and stdout kept here, after an initialize request (id 1)."""
+    proxy = subprocess.Popen([str(lk.binary), "mcp", "proxy", NAME], env=lk.env(), cwd=lk.root, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proxy.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}) + "\n").encode())
+    proxy.stdin.flush()
+    return proxy
+
+
+@pytest.mark.parametrize("path, says", [("endless", "over 8192 KiB"), ("not-json", "no JSON-RPC message"), ("html", "text/html")])
+def test_a_server_answering_garbage_gets_its_request_a_json_rpc_error_and_ends_the_proxy(lk, servers, path, says):
+    _, _, _, hostile = servers
+    add(lk, f"{hostile.base}/{path}")
+    proxy = initialize_raw(lk)
+    answer = read_line(proxy, 20)
+    assert answer["id"] == 1 and answer["error"]["code"] == -32000 and says in answer["error"]["message"], answer
+    assert proxy.wait(timeout=10) == EX_REJECTED
+    stderr = proxy.stderr.read().decode()
+    assert says in stderr and "\x1b" not in stderr, stderr
+
+
+def test_a_refusal_is_answered_with_its_text_made_inert_and_the_proxy_goes_on(lk, servers):
+    _, _, _, hostile = servers
+    add(lk, f"{hostile.base}/escapes")
+    proxy = initialize_raw(lk)
+    answer = read_line(proxy, 20)
+    message = answer["error"]["message"]
+    assert answer["id"] == 1 and "HTTP 500" in message and "broken" in message, answer
+    assert "\x1b" not in message and "\\x1B]0;owned" in message, message
+    # Not the end: the next request is forwarded too, and stdin's end ends the proxy quietly.
+    proxy.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+    proxy.stdin.flush()
+    assert read_line(proxy, 20)["id"] == 2
+    proxy.stdin.close()
+    assert proxy.wait(timeout=10) == EX_OK
 
 
 class ProofCheckingServer:
@@ -297,7 +406,7 @@ def test_a_dpop_bound_account_sends_a_fresh_proof_per_request_and_the_session_he
 
 
 def test_mcp_config_prints_entries_that_claude_code_codex_and_others_can_use_as_they_are(lk, servers):
-    _, server, _ = servers
+    _, server, _, _ = servers
     add(lk, server.url)
     # The agents find `latchkey` on their PATH.
     env = lk.env(PATH=f"{LATCHKEY_BIN.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}")
