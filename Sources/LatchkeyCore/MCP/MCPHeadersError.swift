@@ -13,7 +13,7 @@ public enum MCPHeadersError: LatchkeyError, Equatable {
         switch self {
         case .proofBound(let account):
             return
-                "\(TerminalText.sanitized(account, maxLength: 120)) has DPoP-bound tokens, which need a proof of their own for every request; a headers helper cannot make one (`latchkey mcp proxy`, still to come, will)"
+                "\(TerminalText.sanitized(account, maxLength: 120)) has DPoP-bound tokens, which need a proof of their own for every request; a headers helper cannot make one; `latchkey mcp proxy` makes one for each request"
         }
     }
 }
