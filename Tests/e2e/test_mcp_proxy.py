@@ -430,6 +430,12 @@ def test_mcp_config_prints_entries_that_claude_code_codex_and_others_can_use_as_
     assert through == whoami != "nobody"
 
     assert lk.ok("mcp", "config", NAME, "--client", "generic").stdout == f"latchkey mcp proxy {NAME}\n"
+    # As latchkey(1)'s example runs it: input ends at once, the answer still comes.
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "sh", "version": "1"}}}
+    piped = subprocess.run(["sh", "-c", f"printf '%s\\n' '{json.dumps(initialize)}' | latchkey mcp proxy {NAME}"], env=env, cwd=lk.root,
+                           capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert piped.returncode == 0 and json.loads(piped.stdout)["result"]["protocolVersion"] == "2025-06-18", piped
 
 
 def test_mcp_config_and_proxy_refuse_a_provider_that_names_no_mcp_server(lk):

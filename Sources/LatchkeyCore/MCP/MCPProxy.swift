@@ -54,8 +54,8 @@ public final class MCPProxy: Sendable {
         (failures, failed) = AsyncStream.makeStream(of: MCPProxyError.self)
     }
 
-    /// Forwards each of `lines` (the client's messages) until they end, then ends the session
-    /// (DELETE, §"Session Management"); `nil` then. When the server is gone or answers garbage,
+    /// Forwards each of `lines` (the client's messages) until they end and every answer is in,
+    /// then ends the session (DELETE, §"Session Management"); `nil` then. When the server is gone or answers garbage,
     /// every waiting request is answered with a JSON-RPC error and that failure is returned at
     /// once, whatever is still in flight.
     public func run(_ lines: AsyncStream<[UInt8]>) async -> MCPProxyError? {
@@ -65,8 +65,9 @@ public final class MCPProxy: Sendable {
                     for await line in lines where !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
                         forwarding.addTask { await self.forward(line) }
                     }
-                    // The client has gone: nobody reads the answers still coming.
-                    forwarding.cancelAll()
+                    // Input ended, output may still be read (`printf ... | latchkey mcp proxy`):
+                    // the requests in flight are answered first. A client that will not wait
+                    // ends the proxy with a signal (the SDKs' stdio clients send SIGTERM).
                 }
                 return nil
             }
