@@ -291,6 +291,7 @@ class ProofCheckingServer:
         outer = self
         self.url = f"http://127.0.0.1:{port}/mcp"
         self.requests = []
+        self.scopes = []
         self.jtis = set()
 
         class Handler(BaseHTTPRequestHandler):
@@ -328,6 +329,7 @@ class ProofCheckingServer:
                 message = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 claims = self.claims() if self.headers.get("Authorization") else None
                 outer.requests.append(("POST", dict(self.headers), message.get("method"), claims is not None))
+                outer.scopes.append(str((claims or {}).get("scope", "")).split())
                 if claims is None:
                     return self.answer(401, headers=[("WWW-Authenticate", f'Bearer resource_metadata="http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"')])
                 method, ident = message.get("method"), message.get("id")
@@ -401,6 +403,8 @@ def test_a_dpop_bound_account_sends_a_fresh_proof_per_request_and_the_session_he
         assert headers.get("Mcp-Session-Id") == "proof-session-1" and headers.get("MCP-Protocol-Version") == "2025-06-18", headers
         assert headers.get("Accept") == "application/json, text/event-stream", headers
     assert [method for _, _, method, _ in posts].count("tools/call") == 4  # echo, echo, needs_email twice
+    # The sign-in asked for the union: the scope the account had, and the one the server wanted.
+    assert "email" not in proof_server.scopes[0] and {"profile", "email"} <= set(proof_server.scopes[-1]), proof_server.scopes
     # stdin's end ended the session.
     assert proof_server.requests[-1][0] == "DELETE" and proof_server.requests[-1][1].get("Mcp-Session-Id") == "proof-session-1"
 

@@ -70,12 +70,17 @@ struct ProxyAccount: MCPProxyCredentials {
         return [("Authorization", "DPoP " + token.exposedValue), ("DPoP", proof)]
     }
 
+    /// Signs the account in again as itself, asking for the union of the provider's scopes, the
+    /// account's and `scopes`: in the browser, or with a device code (RFC 8628) where no browser
+    /// can open here (over SSH, or neither `$BROWSER` nor a display); a prompt goes to the
+    /// terminal if there is one, never to standard input.
     func signInAgain(adding scopes: [String]) async throws {
         let service = context.service
         let selector = try AccountSelector(parsing: self.selector)
         var provider = try context.catalog.provider(named: selector.provider)
         let record = try await service.validRecord(for: selector, minimumLifetime: 0)
-        let wanted = scopes.filter { !record.scopes.contains($0) && !provider.scopes.contains($0) }
+        var wanted: [String] = []
+        for scope in record.scopes + scopes where !provider.scopes.contains(scope) && !wanted.contains(scope) { wanted.append(scope) }
         switch provider.kind {
         case .oidc(var client):
             client.scopes += wanted
@@ -87,13 +92,25 @@ struct ProxyAccount: MCPProxyCredentials {
             return
         }
         _ = try await service.signIn(
-            provider: provider, account: AccountSelector(provider: record.provider, account: record.subject),
+            provider: provider, mode: Self.browserCanOpen(context.environment) ? nil : .device,
+            account: AccountSelector(provider: record.provider, account: record.subject),
             interaction: Self.interaction() ?? CommandLineInteraction.browserOnly())
     }
 
     /// Where a sign-in the proxy needs happens: the controlling terminal (device code over SSH),
     /// never standard input, which is the client's JSON-RPC stream.
     static func interaction() -> CommandLineInteraction? { CommandLineInteraction.atTerminal() }
+
+    /// Whether a browser opened from here is one the person sees: not over SSH, and `$BROWSER`
+    /// or a display (macOS always has one).
+    static func browserCanOpen(_ environment: [String: String]) -> Bool {
+        #if os(macOS)
+            let display = true
+        #else
+            let display = ["BROWSER", "DISPLAY", "WAYLAND_DISPLAY"].contains { !(environment[$0] ?? "").isEmpty }
+        #endif
+        return display && (environment["SSH_CONNECTION"] ?? "").isEmpty
+    }
 }
 
 /// The client's messages: standard input, one line each, read on a thread of its own (a read
