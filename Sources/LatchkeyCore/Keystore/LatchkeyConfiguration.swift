@@ -24,6 +24,8 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     public var agent = AgentSettings()
     /// `[hooks]`: programs run on sign-ins, failed refreshes, expiry and releases.
     public var hooks = HookSettings()
+    /// `[openbao]`: the OpenBao cluster that is to keep the accounts; read and checked, not yet a keystore.
+    public var openBao: OpenBaoSettings?
     /// The identity of the file these settings were read from (`PolicyFiles.identity`;
     /// `PolicyFiles.absent` when there was none), when it had settled and did not change while it
     /// was read: what the launcher's copies (of the mappings, of the tokens) are labelled with,
@@ -33,7 +35,7 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     public init() {}
 
     /// The top-level keys config.toml may hold.
-    static let knownKeys = ["keystore", "unlock_timeout", "directories", "accounts", "agent", "hooks"]
+    static let knownKeys = ["keystore", "unlock_timeout", "directories", "accounts", "agent", "hooks", "openbao"]
 
     /// Reads the file when it exists; a broken file is an error naming file, line and field.
     /// `environment` gives `HOME`, for directories written as `~/…`.
@@ -81,6 +83,7 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
         if let value = table["accounts"] { configuration.accounts = accounts(value, reader: &reader) }
         if let value = table["agent"] { configuration.agent = agent(value, reader: &reader) }
         if let value = table["hooks"] { configuration.hooks = hooks(value, reader: &reader) }
+        if let value = table["openbao"] { configuration.openBao = OpenBaoSettings.read(value, reader: &reader) }
         guard reader.errors.isEmpty else { throw ProviderFileErrors(reader.errors) }
         return configuration
     }

@@ -72,19 +72,26 @@ public struct OpenBaoClient: Sendable {
         }
     }
 
-    // MARK: - JWT auth
+    // MARK: - Logins
 
     /// Logs in at the JWT auth method mounted at `mount` (`POST /v1/auth/MOUNT/login` with
     /// `role` and `jwt`) and returns the client token (`auth.client_token`).
     public func login(jwt: Secret, role: String, mount: String) async throws(OpenBaoError) -> Secret {
-        struct Login: Encodable {
-            let role: String
-            let jwt: String
-        }
-        let action = "the JWT login at auth/\(mount)"
-        // Encoding two strings cannot fail.
-        let body = Array(try! JSONEncoder().encode(Login(role: role, jwt: jwt.exposedValue)))
-        let (host, answer) = try await send(.post, "auth/\(mount)/login", body: body, token: nil, action: action)
+        try await login(at: mount, ["role": role, "jwt": jwt.exposedValue], action: "the JWT login at auth/\(mount)")
+    }
+
+    /// Logs in at the AppRole auth method mounted at `mount` (`POST /v1/auth/MOUNT/login` with
+    /// `role_id` and `secret_id`), as a runner does, and returns the client token.
+    public func login(roleID: String, secretID: Secret, mount: String = "approle") async throws(OpenBaoError) -> Secret {
+        try await login(at: mount, ["role_id": roleID, "secret_id": secretID.exposedValue], action: "the AppRole login at auth/\(mount)")
+    }
+
+    /// Every auth method answers a login alike: `auth.client_token`, checked as a token.
+    private func login(at mount: String, _ fields: [String: String], action: String) async throws(OpenBaoError) -> Secret {
+        // Encoding strings cannot fail.
+        let body = Array(try! JSONEncoder().encode(fields))
+        let (host, response) = try await send(.post, "auth/\(mount)/login", body: body, token: nil)
+        let answer = try Self.answer(response, host: host, action: action)
         guard case .object(let auth)? = answer["auth"] else {
             throw .malformedAnswer(action: action, host: host, problem: "no auth object")
         }
@@ -100,10 +107,10 @@ public struct OpenBaoClient: Sendable {
     // MARK: - Requests
 
     /// Sends one request to `path` (below `/v1/`) at the first address that answers, and returns
-    /// that address's host and the answer's JSON object; OpenBao's refusal is thrown as it said it.
+    /// that address's `host:port` and its response, for `answer` or a caller's own reading.
     func send(
-        _ method: HTTPRequest.Method, _ path: String, body: [UInt8]?, token: Secret?, action: String
-    ) async throws(OpenBaoError) -> (host: String, answer: [String: JSONValue]) {
+        _ method: HTTPRequest.Method, _ path: String, body: [UInt8]?, token: Secret?
+    ) async throws(OpenBaoError) -> (host: String, response: HTTPResponse) {
         var tried: [String] = []
         for address in addresses {
             let base = address.absoluteString.hasSuffix("/") ? String(address.absoluteString.dropLast()) : address.absoluteString
@@ -124,7 +131,7 @@ public struct OpenBaoClient: Sendable {
                 tried.append("\(host): HTTP 503 (sealed or not ready)")
                 continue
             }
-            return (host, try Self.answer(response, host: host, action: action))
+            return (host, response)
         }
         throw .unreachable(tried: tried.isEmpty ? ["no address"] : tried)
     }

@@ -15,6 +15,14 @@ public enum OpenBaoError: LatchkeyError, Equatable {
     case noIDToken(account: String, provider: String)
     /// OpenBao's answer `{"errors": […]}` to `action`, with its HTTP status.
     case refused(action: String, host: String, status: Int, errors: [String])
+    /// A check-and-set write found another version than `expected`: someone wrote first.
+    case versionChanged(path: String, expected: Int)
+    /// A token file or AppRole secret ID file that cannot be used (`SecretFile`'s reason).
+    case unusableFile(path: String, key: String, reason: String)
+    /// `BAO_TOKEN` or `VAULT_TOKEN` holds what no token holds.
+    case unusableToken(variable: String)
+    /// config.toml's `[openbao]` names no way to log in, and the environment has no token.
+    case noCredential
     /// A server error without OpenBao's errors list (a proxy's error page).
     case unavailable(host: String, status: Int)
     /// No address answered; each with what happened there.
@@ -27,7 +35,8 @@ public enum OpenBaoError: LatchkeyError, Equatable {
         case .noAddress, .invalidAddress, .invalidName: return .usage
         case .noIDToken: return .notFound
         case .refused(_, _, let status, _): return status >= 500 ? .unavailable : .rejected
-        case .unavailable, .unreachable: return .unavailable
+        case .unavailable, .unreachable, .versionChanged: return .unavailable
+        case .unusableFile, .unusableToken, .noCredential: return .configuration
         case .malformedAnswer: return .rejected
         }
     }
@@ -44,9 +53,21 @@ public enum OpenBaoError: LatchkeyError, Equatable {
             return
                 "\(TerminalText.sanitized(account, maxLength: 100)) at \(provider) has no ID token, which OpenBao's JWT login needs; sign in at an OpenID Connect provider (kind = \"oidc\") instead"
         case .refused(let action, let host, let status, let errors):
-            let reason = errors.isEmpty ? "no reason given" : errors.joined(separator: "; ")
+            // OpenBao lists causes on lines of their own ("1 error occurred:\n\t* permission denied").
+            let words = errors.map { $0.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ") }.filter { !$0.isEmpty }
+            let reason = words.isEmpty ? "no reason given" : words.joined(separator: "; ")
             return
                 "OpenBao at \(TerminalText.sanitized(host, maxLength: 200)) refused \(action) (HTTP \(status)): \(TerminalText.sanitized(reason, maxLength: 500))"
+        case .versionChanged(let path, let expected):
+            return
+                "\(path) is no longer at version \(expected): another writer was first (check-and-set); nothing was written, read it again"
+        case .unusableFile(let path, let key, let reason):
+            return "[openbao] \(key) \(TerminalText.sanitized(path, maxLength: 200)) cannot be used: \(reason)"
+        case .unusableToken(let variable):
+            return "the OpenBao token in \(variable) holds characters no token has (spaces or control characters)"
+        case .noCredential:
+            return
+                "no way to log in to OpenBao: set token_file, or approle_role_id and approle_secret_id_file, in config.toml's [openbao], or BAO_TOKEN (or VAULT_TOKEN) in the environment"
         case .unavailable(let host, let status):
             return "OpenBao at \(TerminalText.sanitized(host, maxLength: 200)) answered HTTP \(status); try again later"
         case .unreachable(let tried):

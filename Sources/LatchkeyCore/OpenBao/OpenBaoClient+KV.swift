@@ -1,0 +1,86 @@
+import Foundation
+import LatchkeyVault
+
+/// What a KV version 2 engine holds at one path: the latest version's number and its data, `nil`
+/// when that version is deleted or destroyed (its number still counts for check-and-set).
+struct KVSecret: Sendable, Equatable {
+    var data: [String: JSONValue]?
+    var version: Int
+}
+
+extension OpenBaoClient {
+    /// Refuses a secret path that is not OpenBao names joined by `/`: nothing in it may change
+    /// the request's path (`..`, an empty segment, `%2f`) or need escaping.
+    static func checkPath(_ path: String) throws(OpenBaoError) {
+        guard path.split(separator: "/", omittingEmptySubsequences: false).allSatisfy(isName) else {
+            throw .invalidName(
+                path, option: "path",
+                rule: "must be a secret path such as team/accounts: names of letters, digits, '_', '-' and '.' joined by '/'")
+        }
+    }
+
+    /// The latest version at `path` of the KV version 2 engine at `mount` (`GET
+    /// /v1/MOUNT/data/PATH`), or `nil` when the path has never been written.
+    func read(mount: String, path: String, token: Secret) async throws(OpenBaoError) -> KVSecret? {
+        let action = "reading \(mount)/data/\(path)"
+        let (host, response) = try await send(.get, "\(mount)/data/\(path)", body: nil, token: token)
+        if response.status == 404 {
+            // Nothing there: `{"errors": []}`. A deleted latest version: 404 with its metadata.
+            let answer = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body))
+            if case .object(let object)? = answer, case .object(let data)? = object["data"] {
+                return try Self.secret(data, host: host, action: action)
+            }
+            if case .object(let object)? = answer, object["errors"] == .array([]) { return nil }
+        }
+        let answer = try Self.answer(response, host: host, action: action)
+        guard case .object(let data)? = answer["data"] else {
+            throw .malformedAnswer(action: action, host: host, problem: "no data object")
+        }
+        return try Self.secret(data, host: host, action: action)
+    }
+
+    /// Writes `data` as the next version at `path` only if the latest is `version` (`cas`; 0:
+    /// only if there is none), and returns the new version's number. A write that lost to
+    /// another is `OpenBaoError.versionChanged`.
+    func write(_ data: [String: String], mount: String, path: String, replacing version: Int, token: Secret) async throws(OpenBaoError)
+        -> Int
+    {
+        struct Write: Encodable {
+            struct Options: Encodable { let cas: Int }
+            let data: [String: String]
+            let options: Options
+        }
+        let action = "writing \(mount)/data/\(path)"
+        // Encoding strings and a number cannot fail.
+        let body = Array(try! JSONEncoder().encode(Write(data: data, options: .init(cas: version))))
+        let (host, response) = try await send(.post, "\(mount)/data/\(path)", body: body, token: token)
+        let answer: [String: JSONValue]
+        do {
+            answer = try Self.answer(response, host: host, action: action)
+        } catch {
+            // OpenBao says so in words only, with status 400.
+            if case .refused(_, _, 400, let errors) = error,
+                errors.contains(where: { $0.contains("check-and-set parameter did not match") })
+            {
+                throw .versionChanged(path: "\(mount)/\(path)", expected: version)
+            }
+            throw error
+        }
+        guard case .object(let written)? = answer["data"], let number = written["version"]?.wholeNumber, number > version else {
+            throw .malformedAnswer(action: action, host: host, problem: "no data.version above \(version)")
+        }
+        return number
+    }
+
+    /// `data.data` and `data.metadata.version` of a read.
+    private static func secret(_ data: [String: JSONValue], host: String, action: String) throws(OpenBaoError) -> KVSecret {
+        guard case .object(let metadata)? = data["metadata"], let version = metadata["version"]?.wholeNumber, version > 0 else {
+            throw .malformedAnswer(action: action, host: host, problem: "no data.metadata.version (is the mount KV version 2?)")
+        }
+        switch data["data"] {
+        case .object(let values)?: return KVSecret(data: values, version: version)
+        case .null?, nil: return KVSecret(data: nil, version: version)
+        default: throw .malformedAnswer(action: action, host: host, problem: "data.data is not an object")
+        }
+    }
+}
