@@ -10,19 +10,20 @@
 /// is spent once per token. One more key, the marker, names the vault file and unlock the copies
 /// were made from.
 ///
-/// Payloads: `0x03`, issue time and expiry (i64 each, Unix seconds, big-endian; an expiry of
-/// `Int64.max` for a token the provider gave none), then the token bytes; or `0x01`, the length
+/// Payloads: `0x04`, whether the token is DPoP-bound (`0x01`) or a bearer token (`0x00`), issue
+/// time and expiry (i64 each, Unix seconds, big-endian; an expiry of `Int64.max` for a token the
+/// provider gave none), then the token bytes; or `0x01`, the length
 /// of the policy fingerprint (u16, big-endian), the fingerprint, then the account key the
 /// selector points to. The times are what `TokenValidity` needs, so a copy is judged by the rule
 /// the vault's record is; the fingerprint (`PolicyFiles`) is that of config.toml and the provider
 /// file as they were when the full command decided the account's token may be copied (no
 /// `confirm = true`), so a copy is not answered once they changed. Payloads of older formats
-/// (`0x00`, `0x02`, an alias without a fingerprint) decode to nothing or to a fingerprint no file
+/// (`0x00`, `0x02`, `0x03`, an alias without a fingerprint) decode to nothing or to a fingerprint no file
 /// has: such a copy is never answered, and the full command, whose marker then differs
 /// (`formatVersion`), writes it anew.
 public enum TokenCopy {
     /// Goes into the marker, so copies an older format wrote are rewritten, not kept.
-    public static let formatVersion: UInt8 = 3
+    public static let formatVersion: UInt8 = 4
 
     public static func keyringDescription(vaultPath: String) -> String {
         "latchkey:tokens:" + vaultPath
@@ -58,16 +59,17 @@ public enum TokenCopy {
     }
 
     public enum Entry: Equatable, Sendable {
-        /// `expiresAt` is `nil` when the provider gave no expiry.
-        case token(issuedAt: Int, expiresAt: Int?, token: [UInt8])
+        /// `expiresAt` is `nil` when the provider gave no expiry. `proofBound`: the token goes only
+        /// with a DPoP proof, so no `Authorization: Bearer` header may carry it (`mcp headers`).
+        case token(issuedAt: Int, expiresAt: Int?, token: [UInt8], proofBound: Bool = false)
         /// `policy`: the fingerprint of the policy files the copy was made under.
         case alias(of: String, policy: String)
     }
 
     public static func encode(_ entry: Entry) -> [UInt8] {
         switch entry {
-        case .token(let issuedAt, let expiresAt, let token):
-            return [formatVersion] + bigEndian(Int64(issuedAt)) + bigEndian(expiresAt.map(Int64.init) ?? .max) + token
+        case .token(let issuedAt, let expiresAt, let token, let proofBound):
+            return [formatVersion, proofBound ? 1 : 0] + bigEndian(Int64(issuedAt)) + bigEndian(expiresAt.map(Int64.init) ?? .max) + token
         case .alias(let account, let policy):
             let fingerprint = Array(policy.utf8.prefix(Int(UInt16.max)))
             return [1, UInt8(fingerprint.count >> 8), UInt8(fingerprint.count & 0xff)] + fingerprint + Array(account.utf8)
@@ -77,9 +79,11 @@ public enum TokenCopy {
     public static func decode(_ payload: [UInt8]) -> Entry? {
         guard let kind = payload.first else { return nil }
         switch kind {
-        case formatVersion where payload.count > 17:
-            let expiry = int64(payload[9..<17])
-            return .token(issuedAt: Int(int64(payload[1..<9])), expiresAt: expiry == .max ? nil : Int(expiry), token: Array(payload[17...]))
+        case formatVersion where payload.count > 18 && payload[1] <= 1:
+            let expiry = int64(payload[10..<18])
+            return .token(
+                issuedAt: Int(int64(payload[2..<10])), expiresAt: expiry == .max ? nil : Int(expiry), token: Array(payload[18...]),
+                proofBound: payload[1] == 1)
         case 1 where payload.count > 3:
             let end = 3 + (Int(payload[1]) << 8 | Int(payload[2]))
             guard payload.count > end else { return nil }

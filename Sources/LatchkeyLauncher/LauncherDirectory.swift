@@ -28,11 +28,21 @@ public struct LauncherDirectory: Sendable {
 
     /// `request` as this directory means it: a bare provider's token is the mapped account's.
     public func applying(to request: LauncherRequest) -> LauncherRequest {
-        guard case .token(let selector, let minimumLifetime, let narrowing) = request, selector.account == nil, !mappings.isEmpty,
+        switch request {
+        case .token(let selector, let minimumLifetime, let narrowing):
+            return .token(applying(to: selector), minimumLifetime: minimumLifetime, narrowing: narrowing)
+        case .mcpHeaders(let selector):
+            return .mcpHeaders(applying(to: selector))
+        case .statusJSON:
+            return request
+        }
+    }
+
+    private func applying(to selector: AccountSelector) -> AccountSelector {
+        guard selector.account == nil, !mappings.isEmpty,
             let account = DirectoryAccounts.account(for: selector.provider, in: path, launcherCopy: mappings)
-        else { return request }
-        return .token(
-            AccountSelector(provider: selector.provider, account: account), minimumLifetime: minimumLifetime, narrowing: narrowing)
+        else { return selector }
+        return AccountSelector(provider: selector.provider, account: account)
     }
 
     /// For `status --json`'s mark, when anything is mapped.

@@ -13,12 +13,18 @@ public enum LauncherRequest: Equatable, Sendable {
     case token(AccountSelector, minimumLifetime: Int, narrowing: TokenNarrowing? = nil)
     /// `status --json`.
     case statusJSON
+    /// `mcp headers SELECTOR`: the access token as an agent's headers helper takes it, valid for
+    /// the full command's default minute.
+    case mcpHeaders(AccountSelector)
 
     public init?(_ arguments: [String]) {
         var rest = arguments.dropFirst()
         switch rest.popFirst() {
         case "status" where rest.elementsEqual(["--json"]):
             self = .statusJSON
+        case "mcp" where rest.count == 2 && rest.first == "headers":
+            guard let selector = rest.last, !selector.hasPrefix("-"), !selector.isEmpty else { return nil }
+            self = .mcpHeaders(AccountSelector(parsing: selector))
         case "token":
             guard let selector = rest.popFirst(), !selector.hasPrefix("-"), !selector.isEmpty else { return nil }
             var minimumLifetime: String?, resource: String?, scope: String?

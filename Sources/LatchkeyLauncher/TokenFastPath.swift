@@ -5,9 +5,9 @@ import LatchkeyEssentials
     import Glibc
 #endif
 
-/// `latchkey token SELECTOR [--min-ttl N]` answered from the kernel keyring, before Foundation
-/// or the vault are touched: two key reads, three stat(2) calls at most (the policy files'
-/// fingerprint) and a write.
+/// `latchkey token SELECTOR [--min-ttl N]` (and `mcp headers SELECTOR`) answered from the kernel
+/// keyring, before Foundation or the vault are touched: two key reads, three stat(2) calls at most
+/// (the policy files' fingerprint) and a write.
 ///
 /// A copy that is missing, in a format it does not know, or no longer valid by `TokenValidity`
 /// returns `nil` and the next answer is tried (the vault, then the full command, which refreshes
@@ -16,16 +16,25 @@ public enum TokenFastPath {
     /// Prints the token and returns the exit status, or `nil` to let another answer come.
     /// `selector` is spelled as `AccountSelector.description` spells it, as the keys are.
     /// `narrowing` asks for the copy of a token got with `--resource`/`--scope` (scopes sorted).
-    public static func run(selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int) -> Int32? {
+    /// With `asMCPHeader`, the token is printed as `mcp headers` prints it, and a DPoP-bound one
+    /// not at all (the full command says why).
+    public static func run(
+        selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int, asMCPHeader: Bool = false
+    ) -> Int32? {
         let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
         let vault = VaultFile.defaultPath(environment)
         // A selector's provider is what comes before its first colon (provider names have none).
         let provider = String(decoding: selector.utf8.prefix { $0 != UInt8(ascii: ":") }, as: UTF8.self)
         guard let policy = PolicyFiles.currentFingerprint(ofProvider: provider, environment),
-            var token = token(
+            let copy = token(
                 selector: selector, narrowing: narrowing, minimumLifetime: minimumLifetime, vaultPath: vault, policy: policy,
                 now: time(nil))
         else { return nil }
+        var token = copy.token
+        if asMCPHeader {
+            guard !copy.proofBound else { return nil }
+            token = mcpHeader(token)
+        }
         token.append(UInt8(ascii: "\n"))
         let written = token.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
         return written == token.count ? 0 : nil
@@ -39,7 +48,7 @@ public enum TokenFastPath {
     public static func token(
         selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int, vaultPath vault: String,
         policy: String, now: Int
-    ) -> [UInt8]? {
+    ) -> (token: [UInt8], proofBound: Bool)? {
         let key =
             narrowing.map {
                 TokenCopy.narrowedKeyDescription(vaultPath: vault, selector: selector, resource: $0.resource, scopes: $0.scopes)
@@ -48,12 +57,30 @@ public enum TokenFastPath {
             let alias = read(key),
             case .alias(let account, policy) = TokenCopy.decode(alias),
             let payload = read(TokenCopy.accountKeyDescription(vaultPath: vault, account: account)),
-            case .token(let issuedAt, let expiresAt, let token) = TokenCopy.decode(payload)
+            case .token(let issuedAt, let expiresAt, let token, let proofBound) = TokenCopy.decode(payload)
         else { return nil }
         if let expiresAt {
             guard TokenValidity.isValid(issuedAt: issuedAt, expiresAt: expiresAt, now: now, margin: minimumLifetime) else { return nil }
         }
-        return token
+        return (token, proofBound)
+    }
+
+    /// `{"Authorization":"Bearer TOKEN"}`, byte for byte what the full command's JSON encoder
+    /// prints (sorted keys, slashes as they are): a token is visible ASCII, checked when it was
+    /// received, so only `"` and `\\` need escaping; anything below a space is escaped as JSON
+    /// says, should a copy ever hold one.
+    static func mcpHeader(_ token: [UInt8]) -> [UInt8] {
+        var json = Array(#"{"Authorization":"Bearer "#.utf8)
+        for byte in token {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): json += [UInt8(ascii: "\\"), byte]
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                json += Array(#"\u00"#.utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xf)]]
+            default: json.append(byte)
+            }
+        }
+        return json + Array(#""}"#.utf8)
     }
 
     private static func read(_ description: String) -> [UInt8]? {

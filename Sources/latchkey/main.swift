@@ -1,5 +1,6 @@
 // `latchkey`: answers `latchkey token NAME` from the kernel keyring when it can (its token copy,
-// else the vault opened with the cached key; `status --json` likewise), and otherwise hands the
+// else the vault opened with the cached key; `status --json` likewise; `mcp headers NAME` from the
+// copy), and otherwise hands the
 // whole command line to `latchkey-cli`, installed in ../libexec/latchkey/ or beside it.
 //
 // Two executables because the hot path must start in well under a millisecond: this one links
@@ -31,6 +32,12 @@ if let asked = LauncherRequest(arguments) {
     if let directory, case .token(let selector, let minimumLifetime, let narrowing) = directory.applying(to: asked),
         let status = TokenFastPath.run(
             selector: selector.description, narrowing: narrowing.map { ($0.resource, $0.scopes) }, minimumLifetime: minimumLifetime)
+    {
+        exit(status)
+    }
+    // The full command's default lifetime: `mcp headers` takes no --min-ttl here.
+    if let directory, case .mcpHeaders(let selector) = directory.applying(to: asked),
+        let status = TokenFastPath.run(selector: selector.description, minimumLifetime: 60, asMCPHeader: true)
     {
         exit(status)
     }

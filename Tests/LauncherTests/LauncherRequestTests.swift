@@ -34,9 +34,16 @@ struct LauncherRequestTests {
             ["token"], ["token", ""], ["token", "--id-token", "p"], ["token", "p", "--id-token"], ["token", "p", "--min-ttl"],
             ["token", "p", "--min-ttl", "-1"], ["token", "p", "--min-ttl", "99999999999999999999999"], ["token", "p", "--min-ttl=x"],
             ["status"], ["status", "--json", "--keystore", "vault"], ["exec", "p", "--", "true"], [],
+            ["mcp", "headers"], ["mcp", "headers", "-p"], ["mcp", "headers", "p", "--min-ttl", "5"], ["mcp", "proxy", "p"],
+            ["mcp", "headers", ""],
         ] {
             #expect(LauncherRequest(["latchkey"] + arguments) == nil, "\(arguments)")
         }
+    }
+
+    @Test("mcp headers SELECTOR, and only that shape, is the launcher's to answer")
+    func mcpHeaders() {
+        #expect(LauncherRequest(["latchkey", "mcp", "headers", "tools:alice"]) == .mcpHeaders(AccountSelector(parsing: "tools:alice")))
     }
 
     @Test("--resource and --scope are read as the full command reads them: scopes split at spaces, sorted, without repeats")

@@ -1,9 +1,9 @@
 import Foundation
 import LatchkeyEssentials
-import LatchkeyLauncher
 import Testing
 
 @testable import LatchkeyCore
+@testable import LatchkeyLauncher
 @testable import LatchkeyVault
 
 /// The token copies as the full command writes them (`TokenCopies`), read as the launcher reads
@@ -52,7 +52,7 @@ struct TokenFastPathTests {
                         selector: "p", minimumLifetime: margin, vaultPath: vault, policy: Self.policy, now: seconds + elapsed)
                     let expected = record.isValid(at: now.addingTimeInterval(TimeInterval(elapsed)), margin: TimeInterval(margin))
                     #expect((answer != nil) == expected, "elapsed \(elapsed), margin \(margin)")
-                    if let answer { #expect(answer == Array("fake-access-1001".utf8)) }
+                    if let answer { #expect(answer.token == Array("fake-access-1001".utf8) && !answer.proofBound) }
                 }
             }
             // The case the copies used to refuse: 59 s left of a 60-second token, --min-ttl 60.
@@ -72,7 +72,7 @@ struct TokenFastPathTests {
             )
             let answer = TokenFastPath.token(
                 selector: "p:1001", minimumLifetime: .max, vaultPath: vault, policy: Self.policy, now: Int(now.timeIntervalSince1970))
-            #expect(answer == Array("fake-access-1001".utf8))
+            #expect(answer?.token == Array("fake-access-1001".utf8))
         }
     }
 
@@ -197,7 +197,7 @@ struct TokenFastPathTests {
 
             copies.sync(records, withholding: [], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
             #expect(
-                TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds)
+                TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds)?.token
                     == Array("fake-access-1001".utf8))
         }
     }
@@ -250,6 +250,35 @@ struct TokenFastPathTests {
     }
 }
 
+extension TokenFastPathTests {
+    @Test("a DPoP-bound token's copy says it is bound, so mcp headers is never answered with it as a bearer token")
+    func boundCopiesSayTheyAreBound() throws {
+        try Self.withCopies { vault, copies, now in
+            var bound = Self.record(issued: now, lifetime: 3600)
+            bound.tokenType = "DPoP"
+            let plain = Self.record(subject: "1002", name: "bob", issued: now, lifetime: 3600)
+            copies.sync(
+                [bound, plain], withholding: [], policies: Self.policies, unlockedUntil: now.addingTimeInterval(600), vaultFile: nil,
+                now: now)
+            let seconds = Int(now.timeIntervalSince1970)
+            let answer = { (selector: String) in
+                TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds)
+            }
+            #expect(answer("p:alice")?.proofBound == true)
+            #expect(answer("p:bob")?.proofBound == false)
+        }
+    }
+
+    @Test("the header is what the full command's JSON encoder prints, with a quote or backslash in a token escaped")
+    func mcpHeaderJSON() {
+        #expect(
+            String(decoding: TokenFastPath.mcpHeader(Array("a.b-c_d~e+f/g=".utf8)), as: UTF8.self)
+                == #"{"Authorization":"Bearer a.b-c_d~e+f/g="}"#)
+        #expect(String(decoding: TokenFastPath.mcpHeader(Array(#"q"b\e"#.utf8)), as: UTF8.self) == #"{"Authorization":"Bearer q\"b\\e"}"#)
+        #expect(String(decoding: TokenFastPath.mcpHeader([0x41, 0x0a]), as: UTF8.self) == #"{"Authorization":"Bearer A\u000a"}"#)
+    }
+}
+
 @Suite("Token copy payloads")
 struct TokenCopyTests {
     @Test("a token copy carries its issue time and expiry (or none) and round-trips")
@@ -258,6 +287,7 @@ struct TokenCopyTests {
             .token(issuedAt: 1_750_000_000, expiresAt: 1_750_003_600, token: Array("t".utf8)),
             .token(issuedAt: -5, expiresAt: nil, token: Array("tok".utf8)),
             .token(issuedAt: .min, expiresAt: .max - 1, token: [0]),
+            .token(issuedAt: 1_750_000_000, expiresAt: 1_750_003_600, token: Array("bound".utf8), proofBound: true),
             .alias(of: "12", policy: "1:2:3:4:5:6:7|-|8:9:10:11:12:13:14"),
             .alias(of: "3", policy: ""),
         ] {
@@ -272,6 +302,8 @@ struct TokenCopyTests {
         #expect(TokenCopy.decode([]) == nil)
         #expect(TokenCopy.decode([2] + [UInt8](repeating: 0, count: 16)) == nil, "no token bytes")
         #expect(TokenCopy.decode([3, 1, 2, 3]) == nil)
+        #expect(TokenCopy.decode([3] + [UInt8](repeating: 0, count: 16) + Array("format 3".utf8)) == nil, "the format before bound copies")
+        #expect(TokenCopy.decode([4, 2] + [UInt8](repeating: 0, count: 16) + Array("t".utf8)) == nil, "neither bound nor bearer")
         #expect(TokenCopy.decode([1]) == nil)
         #expect(TokenCopy.decode([1] + Array("12".utf8)) == nil, "an alias without a fingerprint, as before")
         #expect(TokenCopy.decode([1, 0, 9] + Array("short".utf8)) == nil, "a fingerprint longer than the payload")

@@ -75,6 +75,11 @@ def test_mcp_add_registers_and_signs_in_and_the_sdks_client_calls_a_tool_with_mc
 
     assert call_whoami(mcp_server.url, header) == claims["sub"]
 
+    # The launcher answers it alone from its kernel-keyring copy, byte for byte as the full command.
+    lk.leave_only_the_launcher()
+    assert lk.ok("mcp", "headers", "127.0.0.1").stdout == headers.stdout
+    lk.restore_the_full_command()
+
     # Through the agent, as token goes: the same header, from a client with no vault of its own.
     through = lk.run("mcp", "headers", "127.0.0.1", env=agent_env(agents()))
     assert through.code == EX_OK and json.loads(through.stdout) == header, through
@@ -95,6 +100,12 @@ def test_mcp_headers_refuses_a_dpop_bound_account_and_prints_nothing(lk, glewlwy
     refused = lk.run("mcp", "headers", "g")
     assert refused.code == EX_USAGE and refused.stdout == "", refused
     assert "DPoP-bound" in refused.stderr and "mcp proxy" in refused.stderr, refused
+    # The launcher holds a copy of that token (it answers `token` alone) but knows it is bound,
+    # so it prints no header either and leaves the refusal to the full command.
+    lk.leave_only_the_launcher()
+    assert lk.token("g")
+    alone = lk.run("mcp", "headers", "g")
+    assert alone.code != EX_OK and alone.stdout == "", alone
 
 
 class HostileServer:

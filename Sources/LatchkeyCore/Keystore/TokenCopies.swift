@@ -78,7 +78,7 @@ struct TokenCopies {
                 // by `TokenValidity`, as `isValid` judges the record.
                 let copy = TokenCopy.Entry.token(
                     issuedAt: Int(wholeSeconds: issued.timeIntervalSince1970),
-                    expiresAt: expires.map { Int(wholeSeconds: $0.timeIntervalSince1970) }, token: token)
+                    expiresAt: expires.map { Int(wholeSeconds: $0.timeIntervalSince1970) }, token: token, proofBound: record.isProofBound)
                 complete =
                     store(
                         TokenCopy.encode(copy), description: TokenCopy.accountKeyDescription(vaultPath: vaultPath, account: account),
