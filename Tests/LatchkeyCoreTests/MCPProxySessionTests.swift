@@ -149,6 +149,14 @@ struct MCPProxySessionTests {
         #expect(session.reply(to: call, status: 404, headers: []) == .sessionEnded)
     }
 
+    @Test("the server's own stream: an event stream, a 401 with its nonce, or none (405, or anything else)")
+    func serverStream() {
+        #expect(MCPProxySession.serverStreamReply(status: 200, headers: [("content-type", "text/event-stream")]) == .eventStream)
+        #expect(MCPProxySession.serverStreamReply(status: 401, headers: [("DPoP-Nonce", "n")]) == .unauthorized(dpopNonce: "n"))
+        #expect(MCPProxySession.serverStreamReply(status: 405, headers: []) == .refused(status: 405))
+        #expect(MCPProxySession.serverStreamReply(status: 200, headers: [("Content-Type", "application/json")]) == .refused(status: 200))
+    }
+
     @Test("a request is answered once: by the server, or with one JSON-RPC error keeping its id")
     func abandon() throws {
         var session = MCPProxySession()

@@ -11,8 +11,9 @@ prints `READY <url>` once it listens. Its tools: `whoami` answers the token's su
 `latchkey mcp proxy`'s tests, `progress_then_wait` sends a progress notification and then waits
 for the file its client creates on seeing it (so it ends well only if the notification was
 passed on while the call was still running), `token_digest` answers a digest of the token the
-call came with, `refuse_this_token` makes the server answer that token 401 from now on, and
-`hang` never answers.
+call came with, `refuse_this_token` makes the server answer that token 401 from now on,
+`announce` sends a notification on the session's own stream (the client's GET), and `hang`
+never answers.
 """
 
 import argparse
@@ -102,6 +103,13 @@ def main() -> int:
         """From now on the token this call came with is answered 401."""
         tokens.refused.add(token_of(ctx))
         return "refused"
+
+    @server.tool()
+    async def announce(ctx: Context) -> str:
+        """Sends notifications/tools/list_changed outside this call (no related request): it goes
+        on the session's own stream, the client's GET, or nowhere."""
+        await ctx.session.send_tool_list_changed()
+        return "announced"
 
     @server.tool()
     async def hang() -> str:

@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
 import pytest
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 from conftest import EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess
@@ -64,7 +64,7 @@ def add(lk, url: str):
     assert added.code == EX_OK, added
 
 
-def through_proxy(lk, steps, command=None, args=("mcp", "proxy", NAME), env=None):
+def through_proxy(lk, steps, command=None, args=("mcp", "proxy", NAME), env=None, message_handler=None):
     """The SDK's stdio client, with `latchkey mcp proxy` as its server: `steps(session)` runs
     after initialize; returns what it returns and the proxy's standard error."""
     stderr_path = lk.tmp / "proxy-stderr.txt"
@@ -73,7 +73,7 @@ def through_proxy(lk, steps, command=None, args=("mcp", "proxy", NAME), env=None
         parameters = StdioServerParameters(command=command or str(lk.binary), args=list(args), env=env or lk.env(), cwd=str(lk.root))
         with open(stderr_path, "w") as errlog:
             async with stdio_client(parameters, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
+                async with ClientSession(read, write, message_handler=message_handler) as session:
                     await session.initialize()
                     return await steps(session)
     result = asyncio.run(asyncio.wait_for(run(), 60))
@@ -109,6 +109,24 @@ def test_the_sdks_stdio_client_calls_tools_through_the_proxy_and_progress_arrive
     assert waited == "seen while running", (waited, stderr)
     assert seen == [(1.0, 2.0, "waiting for the client")], seen
     assert "\x1b" not in stderr
+
+
+def test_what_the_server_sends_on_its_own_stream_reaches_the_client(lk, servers):
+    _, server, _, _ = servers
+    add(lk, server.url)
+    changed = asyncio.Event()
+
+    async def handler(message):
+        if isinstance(message, types.ServerNotification) and isinstance(message.root, types.ToolListChangedNotification):
+            changed.set()
+
+    async def steps(session):
+        assert text_of(await session.call_tool("announce", {})) == "announced"
+        # The notification belongs to no request: only the GET stream carries it.
+        await asyncio.wait_for(changed.wait(), 10)
+        return True
+
+    assert through_proxy(lk, steps, message_handler=handler)[0]
 
 
 def test_a_token_the_server_stops_taking_is_refreshed_once_and_the_call_goes_through(lk, servers):

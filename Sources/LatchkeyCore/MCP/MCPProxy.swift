@@ -42,6 +42,10 @@ public final class MCPProxy: Sendable {
     private let state = Mutex(State())
     private let failures: AsyncStream<MCPProxyError>
     private let failed: AsyncStream<MCPProxyError>.Continuation
+    /// Yields once the client's `notifications/initialized` is taken: the server's own stream
+    /// may be opened from then on.
+    private let initialized: AsyncStream<Void>
+    private let ready: AsyncStream<Void>.Continuation
 
     public init(
         url: URL, credentials: any MCPProxyCredentials, write: @escaping @Sendable ([UInt8]) -> Void,
@@ -52,14 +56,20 @@ public final class MCPProxy: Sendable {
         self.write = write
         self.log = log
         (failures, failed) = AsyncStream.makeStream(of: MCPProxyError.self)
+        (initialized, ready) = AsyncStream.makeStream(of: Void.self)
     }
 
     /// Forwards each of `lines` (the client's messages) until they end and every answer is in,
-    /// then ends the session (DELETE, §"Session Management"); `nil` then. When the server is gone or answers garbage,
-    /// every waiting request is answered with a JSON-RPC error and that failure is returned at
-    /// once, whatever is still in flight.
+    /// then ends the session (DELETE, §"Session Management"); `nil` then. Meanwhile what the
+    /// server sends on its own stream is passed on too. When the server is gone or answers
+    /// garbage, every waiting request is answered with a JSON-RPC error and that failure is
+    /// returned at once, whatever is still in flight.
     public func run(_ lines: AsyncStream<[UInt8]>) async -> MCPProxyError? {
-        let failure = await withTaskGroup(of: MCPProxyError?.self) { group in
+        enum Ending: Sendable {
+            case inputEnded, listened
+            case failed(MCPProxyError)
+        }
+        let failure = await withTaskGroup(of: Ending.self) { group in
             group.addTask {
                 await withDiscardingTaskGroup { forwarding in
                     for await line in lines where !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
@@ -69,15 +79,28 @@ public final class MCPProxy: Sendable {
                     // the requests in flight are answered first. A client that will not wait
                     // ends the proxy with a signal (the SDKs' stdio clients send SIGTERM).
                 }
-                return nil
+                return .inputEnded
             }
             group.addTask {
-                for await failure in self.failures { return failure }
-                return nil
+                for await failure in self.failures { return .failed(failure) }
+                return .inputEnded
             }
-            let first = await group.next() ?? nil
+            group.addTask {
+                for await _ in self.initialized {
+                    await self.listen()
+                    break
+                }
+                return .listened
+            }
+            var failure: MCPProxyError?
+            // The server's stream ending changes nothing; input ending or a failure ends the proxy.
+            while let ending = await group.next() {
+                if case .listened = ending { continue }
+                if case .failed(let error) = ending { failure = error }
+                break
+            }
             group.cancelAll()
-            return first
+            return failure
         }
         if failure == nil { await endSession() }
         return failure
@@ -141,6 +164,10 @@ public final class MCPProxy: Sendable {
                 unanswered(message, "the server ended its event stream without answering this request")
             case .accepted, nil:
                 unanswered(message, "the server took the request without answering it")
+                if message.kinds.contains(.notification(method: "notifications/initialized")) {
+                    ready.yield()
+                    ready.finish()
+                }
             case .unauthorized(let nonce) where !renewed:
                 renewed = true
                 state.withLock { $0.dpopNonce = nonce ?? $0.dpopNonce }
@@ -171,7 +198,10 @@ public final class MCPProxy: Sendable {
     private func receive(_ part: HTTPResponsePart, into answer: Answer) -> Bool {
         switch part {
         case .head(let status, let headers):
-            answer.reply = state.withLock { $0.session.reply(to: answer.message, status: status, headers: headers) }
+            answer.reply = state.withLock { state in
+                answer.message.map { state.session.reply(to: $0, status: status, headers: headers) }
+                    ?? MCPProxySession.serverStreamReply(status: status, headers: headers)
+            }
             return true
         case .body(let bytes):
             switch answer.reply {
@@ -183,6 +213,7 @@ public final class MCPProxy: Sendable {
                             return false
                         }
                         deliver(message)
+                        answer.delivered += 1
                     }
                     return true
                 } catch {
@@ -208,13 +239,55 @@ public final class MCPProxy: Sendable {
     /// The server's answer to one POST as it arrives. Used by one transfer's thread while it
     /// runs, then by the task that started it once it is over: never by two at once.
     private final class Answer: @unchecked Sendable {
-        let message: JSONRPCMessage
+        /// The client's message the answer is to; `nil` for the server's own stream.
+        let message: JSONRPCMessage?
         var reply: MCPProxySession.Reply?
+        /// How many messages it passed on.
+        var delivered = 0
         var body: [UInt8] = []
         var events = ServerSentEventParser(limit: MCPProxy.messageLimit)
         var problem: MCPProxyError?
 
-        init(message: JSONRPCMessage) { self.message = message }
+        init(message: JSONRPCMessage?) { self.message = message }
+    }
+
+    // MARK: - The server's own stream
+
+    /// The server's own stream (GET, §"Listening for Messages from the Server"): the requests
+    /// and notifications it sends outside any request of the client's, passed on like the rest.
+    /// A server without one (405, or no event stream) is left alone; a stream the server ends is
+    /// opened again a second later, until three in a row end with nothing said; a broken
+    /// connection or a bad stream is a server gone or garbage, as on a POST.
+    private func listen() async {
+        var renewed = false
+        var quiet = 0
+        while !Task.isCancelled && quiet < 3 {
+            let answer = Answer(message: nil)
+            do {
+                let nonce = state.withLock { $0.dpopNonce }
+                let authorization = try await credentials.authorization(method: "GET", url: url, renewed: renewed, nonce: nonce)
+                let headers = state.withLock { [("Accept", "text/event-stream")] + $0.session.sessionHeaders(authorization: authorization) }
+                _ = try await transport.stream(HTTPRequest(method: .get, url: url, headers: headers)) { part in
+                    self.receive(part, into: answer)
+                }
+            } catch let error as TransportError {
+                if !Task.isCancelled { fail(answer.problem ?? .serverGone(server: url.absoluteString, reason: error.description)) }
+                return
+            } catch {
+                return
+            }
+            if let problem = answer.problem { return fail(problem) }
+            switch answer.reply {
+            case .eventStream:
+                quiet = answer.delivered > 0 ? 0 : quiet + 1
+                try? await Task.sleep(for: .seconds(1))
+            case .unauthorized(let nonce) where !renewed:
+                renewed = true
+                state.withLock { $0.dpopNonce = nonce ?? $0.dpopNonce }
+            default:
+                return
+            }
+        }
     }
 
     // MARK: - Lines to the client

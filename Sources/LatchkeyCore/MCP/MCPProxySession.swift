@@ -64,7 +64,7 @@ public struct MCPProxySession: Sendable {
     /// What the server's answer to the POST of `message` is, from its status and headers; the
     /// session ID of an answer to `initialize` is kept.
     public mutating func reply(to message: JSONRPCMessage, status: Int, headers: [(String, String)]) -> Reply {
-        func header(_ name: String) -> String? { headers.last { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1 }
+        func header(_ name: String) -> String? { Self.header(name, in: headers) }
         switch status {
         case 200..<300:
             if message.requestIDs.contains(where: initializing.contains), let id = header("Mcp-Session-Id") {
@@ -74,7 +74,7 @@ public struct MCPProxySession: Sendable {
                 }
                 sessionID = id
             }
-            let type = header("Content-Type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            let type = Self.mediaType(in: headers)
             switch type {
             // 202 has no body whatever its Content-Type says (the SDK's server sends one).
             case _ where status == 202: return .accepted
@@ -100,6 +100,27 @@ public struct MCPProxySession: Sendable {
         default:
             return .refused(status: status)
         }
+    }
+
+    /// What the server's answer to the GET that opens its own stream is: an event stream, a 401,
+    /// or anything else, which means it offers none (405 is the spec's way to say so).
+    public static func serverStreamReply(status: Int, headers: [(String, String)]) -> Reply {
+        let type = mediaType(in: headers)
+        switch status {
+        case 200 where type == "text/event-stream": return .eventStream
+        case 401: return .unauthorized(dpopNonce: header("DPoP-Nonce", in: headers))
+        default: return .refused(status: status)
+        }
+    }
+
+    /// The last `name` header's value (names are case-insensitive, RFC 9110 §5.1).
+    static func header(_ name: String, in headers: [(String, String)]) -> String? {
+        headers.last { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+    }
+
+    /// `Content-Type`'s media type, lowercased, without parameters.
+    static func mediaType(in headers: [(String, String)]) -> String? {
+        header("Content-Type", in: headers)?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
     }
 
     /// Notes a message from the server that is about to be passed on: a response answers its
