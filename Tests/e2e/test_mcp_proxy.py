@@ -295,10 +295,13 @@ def test_a_refusal_is_answered_with_its_text_made_inert_and_the_proxy_goes_on(lk
     message = answer["error"]["message"]
     assert answer["id"] == 1 and "HTTP 500" in message and "broken" in message, answer
     assert "\x1b" not in message and "\\x1B]0;owned" in message, message
-    # Not the end: the next request is forwarded too, and stdin's end ends the proxy quietly.
-    proxy.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+    # Not the end: the next request is forwarded too, a line that is no JSON-RPC message is
+    # answered as JSON-RPC says (-32700, id null), and stdin's end ends the proxy quietly.
+    proxy.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\nnot json\n')
     proxy.stdin.flush()
-    assert read_line(proxy, 20)["id"] == 2
+    answers = sorted((read_line(proxy, 20), read_line(proxy, 20)), key=lambda answer: str(answer["id"]))
+    assert answers[0]["id"] == 2 and "HTTP 500" in answers[0]["error"]["message"], answers
+    assert answers[1]["id"] is None and answers[1]["error"]["code"] == -32700, answers
     proxy.stdin.close()
     assert proxy.wait(timeout=10) == EX_OK
 
