@@ -171,5 +171,8 @@ class OpenBaoCluster:
         self.configure("POST", f"auth/{mount}/config", {"jwks_url": discovery["jwks_uri"], "bound_issuer": idp.issuer})
 
     def enable_kv(self, mount: str) -> None:
+        """A KV version 2 engine at `mount`, once it serves: a new one first answers 400
+        ("Upgrading from non-versioned to versioned data") for a moment."""
         self.configure("POST", f"sys/mounts/{mount}", {"type": "kv", "options": {"version": "2"}})
+        self.wait_until(lambda: self.api("GET", f"{mount}/config").ok, f"the KV engine at {mount} did not serve", timeout=30)
 
