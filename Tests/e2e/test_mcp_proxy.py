@@ -320,6 +320,8 @@ class ProofCheckingServer:
         self.requests = []
         self.scopes = []
         self.jtis = set()
+        # When set, a proof must carry it (RFC 9449 §9); one without is answered use_dpop_nonce.
+        self.nonce = None
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
@@ -348,15 +350,21 @@ class ProofCheckingServer:
                 ath = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
                 fresh = proof_claims["jti"] not in outer.jtis
                 outer.jtis.add(proof_claims["jti"])
+                if outer.nonce and proof_claims.get("nonce") != outer.nonce:
+                    self.wants_nonce = True
+                    return None
                 good = (header["typ"] == "dpop+jwt" and proof_claims["htm"] == self.command and proof_claims["htu"] == outer.url
                         and proof_claims["ath"] == ath and fresh and token_claims["cnf"]["jkt"] == thumbprint(header["jwk"]))
                 return token_claims if good else None
 
             def do_POST(self):
                 message = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                self.wants_nonce = False
                 claims = self.claims() if self.headers.get("Authorization") else None
                 outer.requests.append(("POST", dict(self.headers), message.get("method"), claims is not None))
                 outer.scopes.append(str((claims or {}).get("scope", "")).split())
+                if self.wants_nonce:
+                    return self.answer(401, headers=[("DPoP-Nonce", outer.nonce), ("WWW-Authenticate", 'DPoP error="use_dpop_nonce"')])
                 if claims is None:
                     return self.answer(401, headers=[("WWW-Authenticate", f'Bearer resource_metadata="http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"')])
                 method, ident = message.get("method"), message.get("id")
@@ -477,3 +485,20 @@ def test_mcp_config_and_proxy_refuse_a_provider_that_names_no_mcp_server(lk):
         assert "names no MCP server" in refused.stderr and "latchkey mcp add" in refused.stderr, refused
     bad = lk.run("mcp", "config", "plain", "--client", "vim")
     assert bad.code == EX_USAGE and "claude, codex or generic" in bad.stderr, bad
+
+
+def test_a_server_asking_for_its_dpop_nonce_gets_it_in_the_next_proof_without_a_refresh(lk, proof_server):
+    add(lk, proof_server.url)
+    proof_server.nonce = "server-nonce-" + str(time.time())
+    del proof_server.requests[:]
+    try:
+        async def steps(session):
+            return text_of(await session.call_tool("echo", {}))
+        echo, stderr = through_proxy(lk, steps)
+    finally:
+        proof_server.nonce = None
+    assert echo == "echo: proof ok", (echo, stderr)
+    # Only the first proof lacked the nonce: the 401 it got named it, and every later one had it.
+    proved = [proved for method, _, _, proved in proof_server.requests if method == "POST"]
+    assert proved[0] is False and all(proved[1:]), proof_server.requests
+    assert "asking for a new one" not in stderr, stderr

@@ -138,6 +138,7 @@ public final class MCPProxy: Sendable {
     /// a 403 for more scope once more after a sign-in asking for it.
     private func post(_ message: JSONRPCMessage) async throws {
         var renewed = false
+        var nonceRetried = false
         var steppedUp = false
         while true {
             let nonce = state.withLock { $0.dpopNonce }
@@ -168,9 +169,12 @@ public final class MCPProxy: Sendable {
                     ready.yield()
                     ready.finish()
                 }
-            case .unauthorized(let nonce) where !renewed:
+            case .unauthorized(let fresh?) where fresh != nonce && !nonceRetried:
+                // The server wants its nonce in the proof (RFC 9449 §9): the token is not at fault.
+                nonceRetried = true
+                continue
+            case .unauthorized where !renewed:
                 renewed = true
-                state.withLock { $0.dpopNonce = nonce ?? $0.dpopNonce }
                 log("the MCP server refused the token; asking for a new one")
                 continue
             case .unauthorized:
@@ -199,7 +203,9 @@ public final class MCPProxy: Sendable {
         switch part {
         case .head(let status, let headers):
             answer.reply = state.withLock { state in
-                answer.message.map { state.session.reply(to: $0, status: status, headers: headers) }
+                // A server may give its next DPoP nonce with any answer (RFC 9449 §8.2).
+                state.dpopNonce = MCPProxySession.header("DPoP-Nonce", in: headers) ?? state.dpopNonce
+                return answer.message.map { state.session.reply(to: $0, status: status, headers: headers) }
                     ?? MCPProxySession.serverStreamReply(status: status, headers: headers)
             }
             return true
@@ -281,9 +287,8 @@ public final class MCPProxy: Sendable {
             case .eventStream:
                 quiet = answer.delivered > 0 ? 0 : quiet + 1
                 try? await Task.sleep(for: .seconds(1))
-            case .unauthorized(let nonce) where !renewed:
+            case .unauthorized where !renewed:
                 renewed = true
-                state.withLock { $0.dpopNonce = nonce ?? $0.dpopNonce }
             default:
                 return
             }
