@@ -37,14 +37,15 @@ public enum AgentWire {
 
 /// One request to the agent.
 public struct AgentRequest: Codable, Sendable, Equatable {
-    /// What is asked. Only `token`, `status`, `git-credential` and `registry-credential` are
-    /// answered on a forwarded socket; the rest are for this machine's own commands (`latchkey
+    /// What is asked. Only `token`, `status`, `git-credential`, `registry-credential` and
+    /// `aws-credential` are answered on a forwarded socket; the rest are for this machine's own commands (`latchkey
     /// approve`, the screen).
     public enum Operation: String, Codable, Sendable, CaseIterable {
         case token
         case status
         case gitCredential = "git-credential"
         case registryCredential = "registry-credential"
+        case awsCredential = "aws-credential"
         case approve
         case deny
         case watch
@@ -76,6 +77,42 @@ public struct AgentRequest: Codable, Sendable, Equatable {
         }
     }
 
+    /// `aws`: what `aws-credential` asks for, its options as given on its command line (the
+    /// agent fills in the rest from its provider file).
+    public struct AWSRole: Codable, Sendable, Equatable {
+        /// `role_arn`, `duration`, `session_name`, `sts_endpoint`: `--role-arn`, `--duration`,
+        /// `--session-name`, `--sts-endpoint`.
+        public var roleARN: String?
+        public var duration: Int?
+        public var sessionName: String?
+        public var stsEndpoint: String?
+        /// `env`: the client's `environmentKeys`, which choose the STS endpoint when neither the
+        /// option nor the provider file does; heeded on the local socket only.
+        public var environment: [String: String]?
+
+        /// The variables of the AWS SDKs that choose an STS endpoint.
+        public static let environmentKeys = ["AWS_ENDPOINT_URL_STS", "AWS_REGION", "AWS_DEFAULT_REGION"]
+
+        enum CodingKeys: String, CodingKey {
+            case roleARN = "role_arn"
+            case duration
+            case sessionName = "session_name"
+            case stsEndpoint = "sts_endpoint"
+            case environment = "env"
+        }
+
+        public init(
+            roleARN: String? = nil, duration: Int? = nil, sessionName: String? = nil, stsEndpoint: String? = nil,
+            environment: [String: String]? = nil
+        ) {
+            self.roleARN = roleARN
+            self.duration = duration
+            self.sessionName = sessionName
+            self.stsEndpoint = stsEndpoint
+            self.environment = environment
+        }
+    }
+
     /// `v`: `AgentWire.version`.
     public var version: Int
     /// `op`, as sent: an operation this agent does not know is answered with an error, not dropped.
@@ -95,6 +132,7 @@ public struct AgentRequest: Codable, Sendable, Equatable {
     public var git: String?
     /// `registry`: the server URL a container client sent `docker-credential-latchkey get`.
     public var registry: String?
+    public var aws: AWSRole?
     /// `id`: the confirmation `approve` or `deny` answers.
     public var confirmation: Int?
     public var client: Client?
@@ -116,6 +154,7 @@ public struct AgentRequest: Codable, Sendable, Equatable {
         case workingDirectory = "cwd"
         case git
         case registry
+        case aws
         case confirmation = "id"
         case client
     }
@@ -123,9 +162,10 @@ public struct AgentRequest: Codable, Sendable, Equatable {
     public init(
         _ operation: Operation, selector: String? = nil, minimumLifetime: Int? = nil, tokens: Tokens? = nil,
         narrowing: TokenNarrowing? = nil, workingDirectory: String? = nil, git: String? = nil, registry: String? = nil,
-        confirmation: Int? = nil, client: Client? = nil
+        aws: AWSRole? = nil, confirmation: Int? = nil, client: Client? = nil
     ) {
         self.registry = registry
+        self.aws = aws
         resource = narrowing?.resource
         scope = narrowing.flatMap { $0.scopes.isEmpty ? nil : $0.scopes.joined(separator: " ") }
         version = AgentWire.version
@@ -190,6 +230,8 @@ public struct AgentAnswer: Codable, Sendable, Equatable {
     /// `registry-credential`: the user name that goes with `access_token` (the provider's
     /// `registry_username`); absent, with no token, when no provider lists the registry.
     public var username: String?
+    /// `aws-credential`: the role's credentials from STS, never the token they were got with.
+    public var aws: AWSKeys?
     /// `status`: the `status --json` text and the lines `status` prints, of the accounts this
     /// connection may use.
     public var report: String?
@@ -200,11 +242,34 @@ public struct AgentAnswer: Codable, Sendable, Equatable {
     public var closed: Int?
 
     enum CodingKeys: String, CodingKey {
-        case ok, pending, message, exit, vault, provider, account, credential, username, report, lines, confirmation, closed
+        case ok, pending, message, exit, vault, provider, account, credential, username, aws, report, lines, confirmation, closed
         case signIn = "sign_in"
         case accessToken = "access_token"
         case idToken = "id_token"
         case expiresAt = "expires_at"
+    }
+
+    /// `aws`: short-lived AWS credentials, as an AWS `credential_process` prints them.
+    public struct AWSKeys: Codable, Sendable, Equatable {
+        public var accessKeyID: String
+        public var secretAccessKey: Secret
+        public var sessionToken: Secret
+        /// STS's `Expiration`, in Unix seconds.
+        public var expiration: Int
+
+        enum CodingKeys: String, CodingKey {
+            case accessKeyID = "access_key_id"
+            case secretAccessKey = "secret_access_key"
+            case sessionToken = "session_token"
+            case expiration
+        }
+
+        public init(accessKeyID: String, secretAccessKey: Secret, sessionToken: Secret, expiration: Int) {
+            self.accessKeyID = accessKeyID
+            self.secretAccessKey = secretAccessKey
+            self.sessionToken = sessionToken
+            self.expiration = expiration
+        }
     }
 
     public init(ok: Bool) { self.ok = ok }

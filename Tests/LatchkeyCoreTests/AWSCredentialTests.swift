@@ -338,26 +338,28 @@ struct AWSCredentialTests {
 
     // MARK: - The provider file
 
-    @Test("the aws_ keys are read, and a malformed one is an error naming its file and line")
+    @Test("the aws_ keys are read, and a malformed one (aws_roles' each role too) is an error naming its file and line")
     func providerFileKeys() throws {
         let base = "display_name = \"T\"\nkind = \"oidc\"\nissuer = \"https://idp.example\"\nclient_id = \"c\"\n"
         let file = "/p/providers.d/t.toml"
         let good = try ProviderFileParser().parse(
             base
-                + "aws_role_arn = \"\(Self.role)\"\naws_region = \"eu-west-1\"\naws_sts_endpoint = \"http://127.0.0.1:5000/\"\naws_web_identity_token = \"access_token\"\n",
+                + "aws_role_arn = \"\(Self.role)\"\naws_roles = [\"\(Self.role)-2\"]\naws_region = \"eu-west-1\"\naws_sts_endpoint = \"http://127.0.0.1:5000/\"\naws_web_identity_token = \"access_token\"\n",
             file: file
         ).get()
         #expect(
             good.aws
                 == AWSSettings(
-                    roleARN: Self.role, region: "eu-west-1", stsEndpoint: URL(string: "http://127.0.0.1:5000/"),
+                    roleARN: Self.role, roles: [Self.role + "-2"], region: "eu-west-1", stsEndpoint: URL(string: "http://127.0.0.1:5000/"),
                     webIdentityToken: .accessToken))
+        #expect(good.aws.listedRoles == [Self.role, Self.role + "-2"])
         guard
             case .failure(let failure) = ProviderFileParser().parse(
-                base + "aws_role_arn = \"deploy\"\naws_region = \"x/y\"\naws_sts_endpoint = \"http://sts.example\"\n", file: file)
+                base + "aws_role_arn = \"deploy\"\naws_roles = [\"\(Self.role)\", \"arn:aws:iam::1:role/x\"]\n"
+                    + "aws_region = \"x/y\"\naws_sts_endpoint = \"http://sts.example\"\n", file: file)
         else { Issue.record("accepted"); return }
-        #expect(failure.errors.map(\.field) == ["aws_role_arn", "aws_region", "aws_sts_endpoint"])
-        #expect(failure.errors.map(\.line) == [5, 6, 7])
+        #expect(failure.errors.map(\.field) == ["aws_role_arn", "aws_roles", "aws_region", "aws_sts_endpoint"])
+        #expect(failure.errors.map(\.line) == [5, 6, 7, 8])
     }
 
     // MARK: - aws-config

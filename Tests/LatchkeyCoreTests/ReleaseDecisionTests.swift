@@ -80,17 +80,48 @@ struct ReleaseDecisionTests {
     @Test("a forwarded host is narrowed only to a resource the provider file lists; a local client to any")
     func forwardedResourcesAreListed() {
         #expect(
-            Self.forwarded.chosen(resource: "https://api.example.com", listed: false) == [
-                .log(.refused, reason: "a resource the provider file does not list"), .refuse(.resourceNotListed(provider: "corp")),
+            Self.forwarded.chosen(naming: [.resource: false]) == [
+                .log(.refused, reason: "a resource the provider file does not list"), .refuse(.notListed(.resource, provider: "corp")),
             ])
-        #expect(Self.forwarded.chosen(resource: "https://api.example.com", listed: true) == [.fetchToken])
-        #expect(Self.local.chosen(resource: "https://api.example.com", listed: false) == [.fetchToken])
+        #expect(Self.forwarded.chosen(naming: [.resource: true]) == [.fetchToken])
+        #expect(Self.local.chosen(naming: [.resource: false]) == [.fetchToken])
     }
 
-    @Test("an unlisted resource is refused before a confirm = true account's person is even asked")
+    @Test("a forwarded host gets AWS credentials only for a role the provider file lists, and from its STS endpoint only")
+    func forwardedRolesAndEndpointsAreListed() {
+        #expect(
+            Self.forwarded.chosen(naming: [.awsRole: false]) == [
+                .log(.refused, reason: "an AWS role the provider file does not list"), .refuse(.notListed(.awsRole, provider: "corp")),
+            ])
+        #expect(
+            Self.forwarded.chosen(naming: [.awsRole: true, .stsEndpoint: false]) == [
+                .log(.refused, reason: "an STS endpoint the provider file does not name"),
+                .refuse(.notListed(.stsEndpoint, provider: "corp")),
+            ])
+        #expect(Self.forwarded.chosen(naming: [.awsRole: true, .stsEndpoint: true]) == [.fetchToken])
+        #expect(Self.local.chosen(naming: [.awsRole: false, .stsEndpoint: false]) == [.fetchToken])
+        #expect(Self.decision(.command).chosen(naming: [.awsRole: false]) == [.handOver])
+    }
+
+    @Test("an account not shared is refused as not shared, whatever the request names")
+    func unsharedBeforeUnlisted() {
+        let unshared = Self.decision(.agent(forwarded: true), forward: false)
+        #expect(unshared.chosen(naming: [.awsRole: false]) == ReleaseDecision.noSharedAccount)
+    }
+
+    @Test("an unlisted resource or role is refused before a confirm = true account's person is even asked")
     func refusalBeforeQuestion() {
         let decision = Self.decision(.agent(forwarded: true), forward: true, confirm: true)
-        #expect(decision.chosen(resource: "https://other.example", listed: false).last == .refuse(.resourceNotListed(provider: "corp")))
+        #expect(decision.chosen(naming: [.resource: false]).last == .refuse(.notListed(.resource, provider: "corp")))
+        #expect(decision.chosen(naming: [.awsRole: false]).last == .refuse(.notListed(.awsRole, provider: "corp")))
+        #expect(decision.chosen(naming: [.awsRole: true]) == [.ask(seconds: 30)])
+    }
+
+    @Test("a refusal names the provider file's keys to list it under")
+    func refusalsNameTheKeys() {
+        #expect(ReleaseRefusal.notListed(.resource, provider: "corp").description.contains("(resources, git_resource)"))
+        #expect(ReleaseRefusal.notListed(.awsRole, provider: "corp").description.contains("(aws_role_arn, aws_roles)"))
+        #expect(ReleaseRefusal.notListed(.stsEndpoint, provider: "corp").description.contains("(aws_sts_endpoint)"))
     }
 
     @Test("every sequence ends in exactly one hand-over or refusal")
@@ -100,12 +131,14 @@ struct ReleaseDecisionTests {
         for door in doors {
             for forward in [false, true] {
                 for confirm in [false, true] {
-                    for listed in [false, true] {
-                        let decision = Self.decision(door, forward: forward, confirm: confirm)
-                        for answer in answers {
-                            let ending = run(decision, decision.chosen(resource: "https://r.example", listed: listed), answer: answer)
-                            #expect(ending.filter(\.isFinal).count == 1, "\(door) forward \(forward) confirm \(confirm) \(answer)")
-                            #expect(ending.last?.isFinal == true)
+                    for named in ReleaseDecision.Named.allCases {
+                        for listed in [false, true] {
+                            let decision = Self.decision(door, forward: forward, confirm: confirm)
+                            for answer in answers {
+                                let ending = run(decision, decision.chosen(naming: [named: listed]), answer: answer)
+                                #expect(ending.filter(\.isFinal).count == 1, "\(door) forward \(forward) confirm \(confirm) \(answer)")
+                                #expect(ending.last?.isFinal == true)
+                            }
                         }
                     }
                 }

@@ -39,6 +39,8 @@ extension Agent {
             return try await release(
                 AccountSelector(parsing: selector), minimumLifetime: lifetime, tokens: request.tokens ?? .access,
                 narrowing: request.narrowing, for: request, on: connection)
+        case .awsCredential:
+            return try await awsCredential(request, on: connection)
         case .gitCredential:
             return try await gitCredential(request, on: connection)
         case .registryCredential:
@@ -59,11 +61,10 @@ extension Agent {
 
     // MARK: - Tokens
 
-    /// A token of `selector`'s account for the client on `connection`, if it may have one:
-    /// a forwarded client only an account marked `forward = true`, chosen among those alone, and
-    /// only for a resource the provider file lists; an account marked `confirm = true` only once a
-    /// person agreed. Refreshed first when needed, and logged. With `narrowing`, the access token
-    /// is that account's for that resource and those scopes.
+    /// A token of `selector`'s account for the client on `connection`, if it may have one
+    /// (`release(_:for:on:naming:fetch:)`), a forwarded client only for a resource the provider
+    /// file lists. Refreshed first when needed. With `narrowing`, the access token is that
+    /// account's for that resource and those scopes.
     private func release(
         _ selector: AccountSelector, minimumLifetime: Int, tokens: AgentRequest.Tokens, narrowing: TokenNarrowing? = nil,
         for request: AgentRequest, on connection: AgentConnection
@@ -71,6 +72,24 @@ extension Agent {
         if let resource = narrowing?.resource, let problem = ResourceIndicator.problem(resource) {
             throw NarrowingError.invalidResource(problem: problem)
         }
+        return try await release(
+            selector, for: request, on: connection,
+            naming: { provider in narrowing?.resource.map { [.resource: provider?.listedResources.contains($0) ?? false] } ?? [:] },
+            fetch: { record, service in
+                try await token(of: record, minimumLifetime: minimumLifetime, tokens: tokens, narrowing: narrowing, service)
+            })
+    }
+
+    /// What `fetch` gets of `selector`'s account for the client on `connection`, if it may have
+    /// anything (`ReleaseDecision`): a forwarded client only of an account marked `forward =
+    /// true`, chosen among those alone, and only what `naming` says the account's provider file
+    /// (`nil`: not configured here) lists; an account marked `confirm = true` only once a person
+    /// agreed. Logged, and heard by the `on_release` hook.
+    private func release(
+        _ selector: AccountSelector, for request: AgentRequest, on connection: AgentConnection,
+        naming: (_ provider: Provider?) -> [ReleaseDecision.Named: Bool],
+        fetch: (AccountRecord, AccountService) async throws -> AgentAnswer
+    ) async throws -> AgentAnswer {
         let settings = settings()
         let forwarded = connection.kind == .forwarded
         let service = service(settings, workingDirectory: forwarded ? nil : request.workingDirectory)
@@ -103,10 +122,8 @@ extension Agent {
         let decision = ReleaseDecision(
             account: "\(record.provider):\(record.label)", provider: record.provider, door: .agent(forwarded: forwarded),
             forward: sharing.forward, confirm: sharing.confirm, confirmSeconds: settings.configuration.agent.confirmTimeout)
-        let resource = narrowing?.resource
-        let listed = resource.map { (try? settings.catalog.provider(named: record.provider))?.listedResources.contains($0) ?? false }
         var answer = AgentAnswer(ok: true)
-        var actions = decision.chosen(resource: resource, listed: listed ?? false)[...]
+        var actions = decision.chosen(naming: naming(try? settings.catalog.provider(named: record.provider)))[...]
         while let action = actions.popFirst() {
             switch action {
             case .log(let outcome, let reason):
@@ -115,7 +132,7 @@ extension Agent {
                 actions = decision.answered(await ask(decision, seconds: seconds, requester: requester, on: connection))[...]
             case .fetchToken:
                 do {
-                    answer = try await token(of: record, minimumLifetime: minimumLifetime, tokens: tokens, narrowing: narrowing, service)
+                    answer = try await fetch(record, service)
                     actions = decision.tokenReady()[...]
                 } catch {
                     for case .log(let outcome, let reason) in decision.tokenFailed(
@@ -177,6 +194,56 @@ extension Agent {
             if tokens != .access { answer.idToken = try service.token(of: fresh, idToken: true) }
         }
         return answer
+    }
+
+    /// AWS credentials for a role, from STS with the account's ID token, which stays here: the
+    /// client (a forwarded host above all) gets only the credentials. The same call and the same
+    /// credentials kept per (account, role) as `latchkey aws-credential` without an agent.
+    ///
+    /// A forwarded host gets them only for a role the provider file lists, and may not choose
+    /// where the ID token goes: an STS endpoint it names must be the provider file's, and its
+    /// environment is not heeded (this agent's is). A local client's environment is, as it would
+    /// be without the agent.
+    private func awsCredential(_ request: AgentRequest, on connection: AgentConnection) async throws -> AgentAnswer {
+        guard let selector = request.selector, !selector.isEmpty else { throw AgentError.malformedRequest(reason: "no selector") }
+        let asked = request.aws ?? AgentRequest.AWSRole()
+        if let duration = asked.duration, !AWSNames.durations.contains(duration) {
+            throw AgentError.malformedRequest(reason: "duration must be from 900 to 43200 seconds")
+        }
+        let minimumLifetime = request.minimumLifetime ?? Self.refreshWindow
+        guard minimumLifetime >= 0 else { throw AgentError.malformedRequest(reason: "min_ttl must not be negative") }
+        let forwarded = connection.kind == .forwarded
+        let environment =
+            forwarded
+            ? ProcessInfo.processInfo.environment
+            : (asked.environment ?? [:]).filter { AgentRequest.AWSRole.environmentKeys.contains($0.key) }
+        let options = AWSCredentialOptions(
+            roleARN: asked.roleARN, sessionName: asked.sessionName, duration: asked.duration, stsEndpoint: asked.stsEndpoint)
+        return try await release(
+            AccountSelector(parsing: selector), for: request, on: connection,
+            naming: { provider in
+                let settings = provider?.aws ?? AWSSettings()
+                var naming: [ReleaseDecision.Named: Bool] = [:]
+                if let role = asked.roleARN { naming[.awsRole] = settings.listedRoles.contains(role) }
+                if let endpoint = asked.stsEndpoint {
+                    let named = try? AWSCredentialOptions.endpoint(endpoint)
+                    naming[.stsEndpoint] = settings.stsEndpoint != nil && named == settings.stsEndpoint
+                }
+                return naming
+            },
+            fetch: { record, service in
+                let credential = try await service.awsCredential(
+                    for: AccountSelector(provider: record.provider, account: record.subject), options,
+                    minimumLifetime: TimeInterval(minimumLifetime), environment: environment)
+                var answer = AgentAnswer(ok: true)
+                answer.provider = record.provider
+                answer.account = record.label
+                answer.expiresAt = Int(wholeSeconds: credential.expiresAt.timeIntervalSince1970)
+                answer.aws = AgentAnswer.AWSKeys(
+                    accessKeyID: credential.accessKeyID, secretAccessKey: credential.secretAccessKey, sessionToken: credential.sessionToken,
+                    expiration: Int(wholeSeconds: credential.expiresAt.timeIntervalSince1970))
+                return answer
+            })
     }
 
     /// What git gets for a host in a provider's `git_hosts`, released like any token; a host no

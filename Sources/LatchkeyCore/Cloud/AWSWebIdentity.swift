@@ -2,7 +2,7 @@ public import Foundation
 import LatchkeyEssentials
 public import LatchkeyVault
 
-/// The provider file's AWS defaults (`aws_role_arn`, `aws_region`, `aws_sts_endpoint`,
+/// The provider file's AWS defaults (`aws_role_arn`, `aws_roles`, `aws_region`, `aws_sts_endpoint`,
 /// `aws_web_identity_token`), which `latchkey aws-credential`'s options override.
 public struct AWSSettings: Sendable, Equatable {
     /// Which of the account's tokens STS gets as the web identity token.
@@ -14,16 +14,27 @@ public struct AWSSettings: Sendable, Equatable {
     }
 
     public var roleARN: String?
+    /// `aws_roles`: further roles a forwarded host may ask the agent for (`listedRoles`).
+    public var roles: [String] = []
     public var region: String?
     public var stsEndpoint: URL?
     public var webIdentityToken = WebIdentityToken.idToken
 
-    public init(roleARN: String? = nil, region: String? = nil, stsEndpoint: URL? = nil, webIdentityToken: WebIdentityToken = .idToken) {
+    public init(
+        roleARN: String? = nil, roles: [String] = [], region: String? = nil, stsEndpoint: URL? = nil,
+        webIdentityToken: WebIdentityToken = .idToken
+    ) {
         self.roleARN = roleARN
+        self.roles = roles
         self.region = region
         self.stsEndpoint = stsEndpoint
         self.webIdentityToken = webIdentityToken
     }
+
+    /// The roles the provider file names (`aws_role_arn`, then `aws_roles`): the only roles the
+    /// agent assumes for a forwarded host, which must not choose what the vault keeps or which
+    /// roles the account's ID token opens.
+    public var listedRoles: [String] { (roleARN.map { [$0] } ?? []) + roles }
 }
 
 /// What STS accepts, checked before anything is sent, so a typo is named here rather than in
@@ -214,9 +225,23 @@ public enum AWSCredentialError: LatchkeyError, Equatable {
 
 /// What an AWS `credential_process` prints: the documented JSON, version 1.
 public struct AWSProcessCredential: Encodable, Sendable {
-    let credential: AWSRoleCredential
+    let accessKeyID: String
+    let secretAccessKey: Secret
+    let sessionToken: Secret
+    let expiresAt: Date
 
-    public init(_ credential: AWSRoleCredential) { self.credential = credential }
+    public init(accessKeyID: String, secretAccessKey: Secret, sessionToken: Secret, expiresAt: Date) {
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+        self.expiresAt = expiresAt
+    }
+
+    public init(_ credential: AWSRoleCredential) {
+        self.init(
+            accessKeyID: credential.accessKeyID, secretAccessKey: credential.secretAccessKey, sessionToken: credential.sessionToken,
+            expiresAt: credential.expiresAt)
+    }
 
     private enum CodingKeys: String, CodingKey {
         case version = "Version", accessKeyID = "AccessKeyId", secretAccessKey = "SecretAccessKey", sessionToken = "SessionToken"
@@ -226,9 +251,9 @@ public struct AWSProcessCredential: Encodable, Sendable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(1, forKey: .version)
-        try container.encode(credential.accessKeyID, forKey: .accessKeyID)
-        try container.encode(credential.secretAccessKey.exposedValue, forKey: .secretAccessKey)
-        try container.encode(credential.sessionToken.exposedValue, forKey: .sessionToken)
-        try container.encode(credential.expiresAt.formatted(.iso8601), forKey: .expiration)
+        try container.encode(accessKeyID, forKey: .accessKeyID)
+        try container.encode(secretAccessKey.exposedValue, forKey: .secretAccessKey)
+        try container.encode(sessionToken.exposedValue, forKey: .sessionToken)
+        try container.encode(expiresAt.formatted(.iso8601), forKey: .expiration)
     }
 }

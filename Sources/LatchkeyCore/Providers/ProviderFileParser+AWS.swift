@@ -1,9 +1,10 @@
 import Foundation
+import LatchkeyEssentials
 import TOMLKit
 
 /// The provider file keys of `AWSSettings`, read for every kind (a firebase account has an ID token too).
 extension ProviderFileParser {
-    static let awsKeys: Set<String> = ["aws_role_arn", "aws_region", "aws_sts_endpoint", "aws_web_identity_token"]
+    static let awsKeys: Set<String> = ["aws_role_arn", "aws_roles", "aws_region", "aws_sts_endpoint", "aws_web_identity_token"]
 }
 
 extension ProviderFileParser.Context {
@@ -11,6 +12,13 @@ extension ProviderFileParser.Context {
         var settings = AWSSettings()
         if let arn = string(table, "aws_role_arn", required: false) {
             if let problem = AWSNames.roleARNProblem(arn) { fail("aws_role_arn", problem) } else { settings.roleARN = arn }
+        }
+        for arn in stringArray(table, "aws_roles") ?? [] {
+            if let problem = AWSNames.roleARNProblem(arn) {
+                fail("aws_roles", "\"\(TerminalText.sanitized(arn, maxLength: 120))\" \(problem)")
+            } else {
+                settings.roles.append(arn)
+            }
         }
         if let region = string(table, "aws_region", required: false) {
             if AWSNames.isRegion(region) {

@@ -77,13 +77,34 @@ public struct ReleaseDecision: Sendable, Equatable {
         .log(.refused, reason: "no account shared with forwarded connections"), .refuse(.notShared),
     ]
 
-    /// The account was chosen; `resource` is what the request narrows to, `listed` whether the
-    /// provider file lists it (`resources`, `git_resource`).
-    public func chosen(resource: String? = nil, listed: Bool = false) -> [Action] {
+    /// What a request names beyond the account that a forwarded host may name only when the
+    /// provider file lists it: each is kept in the vault, or says what the account's token opens
+    /// or where it is sent, which the machine holding the account decides, not the host.
+    public enum Named: Sendable, Hashable, CaseIterable {
+        /// A resource the access token is narrowed to (`resources`, `git_resource`).
+        case resource
+        /// An AWS role assumed with the account's ID token (`aws_role_arn`, `aws_roles`).
+        case awsRole
+        /// The STS endpoint the ID token is sent to (`aws_sts_endpoint`).
+        case stsEndpoint
+
+        /// Why the release log says it was refused.
+        var refusalReason: String {
+            switch self {
+            case .resource: return "a resource the provider file does not list"
+            case .awsRole: return "an AWS role the provider file does not list"
+            case .stsEndpoint: return "an STS endpoint the provider file does not name"
+            }
+        }
+    }
+
+    /// The account was chosen; `naming` is what the request names beyond it, each with whether
+    /// the provider file lists it. A forwarded host is refused the first unlisted one (in
+    /// `Named`'s order), before any person is asked; local clients may name anything.
+    public func chosen(naming: [Named: Bool] = [:]) -> [Action] {
         if forwarded && !forward { return Self.noSharedAccount }
-        // Each resource asked for is kept in the vault: a forwarded host may not choose them.
-        if forwarded, resource != nil, !listed {
-            return [.log(.refused, reason: "a resource the provider file does not list"), .refuse(.resourceNotListed(provider: provider))]
+        if forwarded, let unlisted = Named.allCases.first(where: { naming[$0] == false }) {
+            return [.log(.refused, reason: unlisted.refusalReason), .refuse(.notListed(unlisted, provider: provider))]
         }
         if confirm { return [.ask(seconds: confirmSeconds)] }
         return door == .command ? [.handOver] : [.fetchToken]

@@ -14,9 +14,10 @@ public enum ReleaseRefusal: LatchkeyError, Equatable {
     /// account is not shared, does not exist or its provider is unknown, so a forwarded host
     /// learns nothing of what it is not given.
     case notShared
-    /// A forwarded host asked for a resource its provider file does not list (`resources`,
-    /// `git_resource`).
-    case resourceNotListed(provider: String)
+    /// A forwarded host named what the provider file does not list: a resource (`resources`,
+    /// `git_resource`), an AWS role (`aws_role_arn`, `aws_roles`) or an STS endpoint
+    /// (`aws_sts_endpoint`).
+    case notListed(ReleaseDecision.Named, provider: String)
 
     public var category: FailureCategory {
         if case .abandoned = self { return .unavailable }
@@ -37,9 +38,15 @@ public enum ReleaseRefusal: LatchkeyError, Equatable {
         case .notShared:
             return
                 "no account shared with forwarded connections answers this request; an account is shared when it is marked forward = true on the machine running the agent (see latchkey(1), AGENT)"
-        case .resourceNotListed(let provider):
+        case .notListed(.resource, let provider):
             return
                 "a forwarded connection gets a token only for a resource \(TerminalText.sanitized(provider, maxLength: 80))'s provider file lists (resources, git_resource) on the machine running the agent; list it there, or ask without --resource"
+        case .notListed(.awsRole, let provider):
+            return
+                "a forwarded connection gets AWS credentials only for a role \(TerminalText.sanitized(provider, maxLength: 80))'s provider file lists (aws_role_arn, aws_roles) on the machine running the agent; list it there"
+        case .notListed(.stsEndpoint, let provider):
+            return
+                "a forwarded connection may not choose the STS endpoint: the agent asks the one \(TerminalText.sanitized(provider, maxLength: 80))'s provider file names (aws_sts_endpoint) on the machine running the agent, else its own AWS_ENDPOINT_URL_STS or region's; leave out --sts-endpoint, or set aws_sts_endpoint there"
         }
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import LatchkeyAgentWire
 import LatchkeyCore
+import LatchkeyLauncher
 import LatchkeyVault
 
 /// The options of `aws-credential` that `aws-config` carries into the profile it writes.
@@ -53,10 +55,30 @@ struct AWSCredentialCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let credential = try await options.context().service.awsCredential(
+            let context = options.context()
+            let environment = ProcessInfo.processInfo.environment
+            if let answer = try ThroughAgent.ask(agentRequest(environment: environment), context: context), let keys = answer.aws {
+                return try Output.json(
+                    AWSProcessCredential(
+                        accessKeyID: keys.accessKeyID, secretAccessKey: keys.secretAccessKey, sessionToken: keys.sessionToken,
+                        expiresAt: Date(timeIntervalSince1970: TimeInterval(keys.expiration))))
+            }
+            let credential = try await context.service.awsCredential(
                 for: AccountSelector(parsing: selector), role.options, minimumLifetime: minimumLifetime.interval,
-                environment: ProcessInfo.processInfo.environment, signingInWith: CommandLineInteraction.atTerminal())
+                environment: environment, signingInWith: CommandLineInteraction.atTerminal())
             try Output.json(AWSProcessCredential(credential))
         }
+    }
+
+    /// The agent's `aws-credential` request: the options as given, and the variables that choose
+    /// the STS endpoint, which an agent heeds from a client on its own machine only.
+    private func agentRequest(environment: [String: String]) -> AgentRequest {
+        AgentRequest(
+            .awsCredential, selector: selector, minimumLifetime: minimumLifetime.seconds,
+            workingDirectory: FileManager.default.currentDirectoryPath,
+            aws: AgentRequest.AWSRole(
+                roleARN: role.roleARN, duration: role.duration, sessionName: role.sessionName, stsEndpoint: role.stsEndpoint,
+                environment: environment.filter { AgentRequest.AWSRole.environmentKeys.contains($0.key) }),
+            client: .current())
     }
 }
