@@ -6,8 +6,10 @@ file of its own (a TCP listener without TLS on a free loopback port, a cluster p
 integrated Raft storage in its own directory), initialises the first with one key share and
 unseals every node, as an operator would. Only the test process holds the unseal key and the
 root token: they reach ``bao`` through its environment, never its arguments. Nodes after the
-first name the first in ``retry_join``, so a three-node cluster is ``size=3``; the tests so far
-use one node, and ``kill`` / ``start`` on a node are there for the fault tests.
+first name the first in ``retry_join`` and are unsealed once they have joined (standbys), so a
+three-node cluster is ``size=3`` (started in 13 to 16 s here; the joiners are non-voters until
+autopilot promotes them, about 10 s later). The tests so far use one node; ``kill`` / ``start``
+on a node are there for the fault tests.
 
 Every node is stopped by process group at the end, even when a test fails or pytest dies."""
 
@@ -121,13 +123,17 @@ class OpenBaoCluster:
         answer = requests.put(f"{self.url}/v1/sys/init", json={"secret_shares": 1, "secret_threshold": 1}, timeout=60)
         answer.raise_for_status()
         self.unseal_key, self.root_token = answer.json()["keys"][0], answer.json()["root_token"]
-        for node in self.nodes:
-            self.unseal(node)
-        self.wait_until(lambda: any(node.health() == 200 for node in self.nodes), "no node became active")
+        self.unseal(self.nodes[0])
+        self.wait_until(lambda: self.nodes[0].health() == 200, "the first node did not become active")
+        # The others join through retry_join, which they try every few seconds; until a node has
+        # joined, it refuses the key (400). Unsealed, it is a standby (429).
+        for node in self.nodes[1:]:
+            self.wait_until(lambda node=node: self.unseal(node) and node.health() == 429, f"{node.node_id} did not join")
         return self
 
-    def unseal(self, node: OpenBaoNode) -> None:
-        requests.put(f"{node.url}/v1/sys/unseal", json={"key": self.unseal_key}, timeout=30).raise_for_status()
+    def unseal(self, node: OpenBaoNode) -> bool:
+        """Gives `node` the key; whether it took it."""
+        return requests.put(f"{node.url}/v1/sys/unseal", json={"key": self.unseal_key}, timeout=30).ok
 
     @staticmethod
     def wait_until(condition, what: str, timeout: float = 60) -> None:
@@ -147,8 +153,9 @@ class OpenBaoCluster:
 
     # ---- the API, as the operator (root token unless another is given)
 
-    def api(self, method: str, path: str, body: dict | None = None, token: str | None = None) -> requests.Response:
-        return requests.request(method, f"{self.url}/v1/{path}", json=body, timeout=30,
+    def api(self, method: str, path: str, body: dict | None = None, token: str | None = None,
+            at: OpenBaoNode | None = None) -> requests.Response:
+        return requests.request(method, f"{(at or self.nodes[0]).url}/v1/{path}", json=body, timeout=30,
                                 headers={"X-Vault-Token": token or self.root_token})
 
     def configure(self, method: str, path: str, body: dict | None = None) -> dict:
@@ -171,8 +178,10 @@ class OpenBaoCluster:
         self.configure("POST", f"auth/{mount}/config", {"jwks_url": discovery["jwks_uri"], "bound_issuer": idp.issuer})
 
     def enable_kv(self, mount: str) -> None:
-        """A KV version 2 engine at `mount`, once it serves: a new one first answers 400
-        ("Upgrading from non-versioned to versioned data") for a moment."""
+        """A KV version 2 engine at `mount`, once it serves at every node: a new one first
+        answers 400 ("Upgrading from non-versioned to versioned data"), standbys a while longer."""
         self.configure("POST", f"sys/mounts/{mount}", {"type": "kv", "options": {"version": "2"}})
-        self.wait_until(lambda: self.api("GET", f"{mount}/config").ok, f"the KV engine at {mount} did not serve", timeout=30)
+        for node in self.nodes:
+            self.wait_until(lambda node=node: self.api("GET", f"{mount}/config", at=node).ok,
+                            f"the KV engine at {mount} did not serve at {node.node_id}", timeout=30)
 
