@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `latchkey token` with a valid token while the vault is unlocked, next to `cat` of a small file,
 # the same answered by `latchkey agent` (LATCHKEY_AGENT), `latchkey mcp headers` (an agent's
-# headers helper, answered from the same copy; issue 24 asks for at most 1.5x token), and GitHub CLI's `gh auth token` (a
+# headers helper, answered from the same copy; issue 24 asks for at most 1.5x token),
+# `latchkey aws-credential` against moto's STS (answered from the copy the full command kept), and GitHub CLI's `gh auth token` (a
 # peer, reading its own config file), in one hyperfine run:
 # cold processes, median of 40 runs. oidc-agent's `oidc-token`, which needs a running agent and
 # an account at a provider, is compared in benchmarks/commands.sh.
@@ -43,14 +44,26 @@ if command -v gh >/dev/null; then
   peers+=("gh auth token")
 fi
 
+# aws-credential as the AWS CLI runs it before every call, against moto's STS (from the test
+# venv): the full command asks STS once and keeps the answer; the launcher answers the rest
+# (issue 25 asks for at most 1.5x token).
+moto_port=$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$venv/bin/python" -m moto.server -H 127.0.0.1 -p "$moto_port" >/dev/null 2>&1 &
+moto=$!
+trap 'kill $idp $moto 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$moto_port/moto-api/" >/dev/null 2>&1 && break; sleep 0.1; done
+aws_credential="$latchkey aws-credential bench --role-arn arn:aws:iam::123456789012:role/bench --sts-endpoint http://127.0.0.1:$moto_port"
+$aws_credential >/dev/null
+
 # The agent answering the same request: both through env(1), so the comparison is the answer alone.
 "$latchkey" agent --socket "$work/agent.sock" 2>"$work/agent.err" &
 agent=$!
-trap 'kill $idp $agent 2>/dev/null || true' EXIT
+trap 'kill $idp $moto $agent 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do grep -q "listening on" "$work/agent.err" 2>/dev/null && break; sleep 0.1; done
 
 hyperfine -N --warmup 5 --runs 40 --export-json "$work/token.json" \
-  "cat $work/small-file" "$latchkey token bench" "$latchkey mcp headers bench" "env LATCHKEY_COPY=1 $latchkey token bench" \
+  "cat $work/small-file" "$latchkey token bench" "$latchkey mcp headers bench" "$aws_credential" \
+  "env LATCHKEY_COPY=1 $latchkey token bench" \
   "env LATCHKEY_AGENT=$work/agent.sock $latchkey token bench" "${peers[@]}" >&2
 "$venv/bin/python" - "$work/token.json" <<'PY'
 import json, sys
@@ -62,6 +75,8 @@ print(f"latchkey token:  median {token['median'] * 1000:.2f} ms  ({token['median
       f"{(token['median'] - cat['median']) * 1000:+.2f} ms)")
 headers = next(v for k, v in results.items() if "mcp headers" in k)
 print(f"latchkey mcp headers: median {headers['median'] * 1000:.2f} ms  ({headers['median'] / token['median']:.2f}x latchkey token)")
+aws = next(v for k, v in results.items() if "aws-credential" in k)
+print(f"latchkey aws-credential: median {aws['median'] * 1000:.2f} ms  ({aws['median'] / token['median']:.2f}x latchkey token)")
 copy = next(v for k, v in results.items() if "LATCHKEY_COPY" in k)
 agent = next(v for k, v in results.items() if "LATCHKEY_AGENT" in k)
 print(f"token via env, from its copy:  median {copy['median'] * 1000:.2f} ms")

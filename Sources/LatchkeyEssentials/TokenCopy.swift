@@ -14,7 +14,9 @@
 /// time and expiry (i64 each, Unix seconds, big-endian; an expiry of `Int64.max` for a token the
 /// provider gave none), then the token bytes; or `0x01`, the length
 /// of the policy fingerprint (u16, big-endian), the fingerprint, then the account key the
-/// selector points to. The times are what `TokenValidity` needs, so a copy is judged by the rule
+/// selector points to; or `0x05`, the time until which it may be answered (i64), the length of the
+/// policy fingerprint (u16), the fingerprint, then a whole answer of the full command to print as
+/// it is (`aws-credential`'s JSON, under `awsAnswerKeyDescription`). The times are what `TokenValidity` needs, so a copy is judged by the rule
 /// the vault's record is; the fingerprint (`PolicyFiles`) is that of config.toml and the provider
 /// file as they were when the full command decided the account's token may be copied (no
 /// `confirm = true`), so a copy is not answered once they changed. Payloads of older formats
@@ -47,6 +49,21 @@ public enum TokenCopy {
 
     private static func counted(_ part: String) -> String { String(part.utf8.count) + ":" + part }
 
+    /// The variables `aws-credential`'s answer depends on besides its command line: they choose
+    /// the STS endpoint when neither the option nor the provider file does.
+    public static let awsEnvironment = ["AWS_ENDPOINT_URL_STS", "AWS_REGION", "AWS_DEFAULT_REGION"]
+
+    /// The key the answer of `aws-credential SELECTOR` is kept under, for its options as given
+    /// (`--role-arn`, `--duration`, `--session-name`, `--sts-endpoint`, each `nil` when not given)
+    /// and the values of `awsEnvironment` (`nil` when unset): everything the answer depends on
+    /// but the vault and the policy files, which the copies' keyring and the fingerprint follow.
+    /// Each part is counted, a missing one is `-`, so no spelling of one reads as another.
+    public static func awsAnswerKeyDescription(vaultPath: String, selector: String, options: [String?], environment: [String?]) -> String {
+        var description = "latchkey:aws:" + vaultPath + "|" + counted(selector)
+        for part in options + environment { description += "|" + (part.map(counted) ?? "-") }
+        return description
+    }
+
     /// The key holding the token of the account `account` (an opaque name chosen by the writer).
     public static func accountKeyDescription(vaultPath: String, account: String) -> String {
         "latchkey:account:" + vaultPath + "|" + account
@@ -64,6 +81,9 @@ public enum TokenCopy {
         case token(issuedAt: Int, expiresAt: Int?, token: [UInt8], proofBound: Bool = false)
         /// `policy`: the fingerprint of the policy files the copy was made under.
         case alias(of: String, policy: String)
+        /// A whole answer of the full command, printed as it is until `usableUntil` (Unix seconds)
+        /// while the policy files still have the fingerprint `policy`.
+        case answer(usableUntil: Int, policy: String, text: [UInt8])
     }
 
     public static func encode(_ entry: Entry) -> [UInt8] {
@@ -71,8 +91,9 @@ public enum TokenCopy {
         case .token(let issuedAt, let expiresAt, let token, let proofBound):
             return [formatVersion, proofBound ? 1 : 0] + bigEndian(Int64(issuedAt)) + bigEndian(expiresAt.map(Int64.init) ?? .max) + token
         case .alias(let account, let policy):
-            let fingerprint = Array(policy.utf8.prefix(Int(UInt16.max)))
-            return [1, UInt8(fingerprint.count >> 8), UInt8(fingerprint.count & 0xff)] + fingerprint + Array(account.utf8)
+            return [1] + counted(fingerprint: policy) + Array(account.utf8)
+        case .answer(let usableUntil, let policy, let text):
+            return [5] + bigEndian(Int64(usableUntil)) + counted(fingerprint: policy) + text
         }
     }
 
@@ -84,14 +105,30 @@ public enum TokenCopy {
             return .token(
                 issuedAt: Int(int64(payload[2..<10])), expiresAt: expiry == .max ? nil : Int(expiry), token: Array(payload[18...]),
                 proofBound: payload[1] == 1)
-        case 1 where payload.count > 3:
-            let end = 3 + (Int(payload[1]) << 8 | Int(payload[2]))
-            guard payload.count > end else { return nil }
-            return .alias(
-                of: String(decoding: payload[end...], as: UTF8.self), policy: String(decoding: payload[3..<end], as: UTF8.self))
+        case 1:
+            guard let (policy, rest) = fingerprint(payload[1...]) else { return nil }
+            return .alias(of: String(decoding: rest, as: UTF8.self), policy: policy)
+        case 5 where payload.count > 9:
+            guard let (policy, rest) = fingerprint(payload[9...]) else { return nil }
+            return .answer(usableUntil: Int(int64(payload[1..<9])), policy: policy, text: Array(rest))
         default:
             return nil
         }
+    }
+
+    /// A policy fingerprint preceded by its length (u16, big-endian).
+    private static func counted(fingerprint policy: String) -> [UInt8] {
+        let fingerprint = Array(policy.utf8.prefix(Int(UInt16.max)))
+        return [UInt8(fingerprint.count >> 8), UInt8(fingerprint.count & 0xff)] + fingerprint
+    }
+
+    /// The fingerprint at the start of `bytes` and what follows it, which must not be empty.
+    private static func fingerprint(_ bytes: ArraySlice<UInt8>) -> (String, ArraySlice<UInt8>)? {
+        guard bytes.count > 2 else { return nil }
+        let start = bytes.startIndex + 2
+        let end = start + (Int(bytes[bytes.startIndex]) << 8 | Int(bytes[bytes.startIndex + 1]))
+        guard bytes.endIndex > end else { return nil }
+        return (String(decoding: bytes[start..<end], as: UTF8.self), bytes[end...])
     }
 
     private static func bigEndian(_ value: Int64) -> [UInt8] {

@@ -16,6 +16,10 @@ public enum LauncherRequest: Equatable, Sendable {
     /// `mcp headers SELECTOR`: the access token as an agent's headers helper takes it, valid for
     /// the full command's default minute.
     case mcpHeaders(AccountSelector)
+    /// `aws-credential SELECTOR [--role-arn A] [--duration N] [--session-name S] [--sts-endpoint U]
+    /// [--min-ttl N]`: `options` are the first four as given (`nil` when not), which with the
+    /// environment name the answer the full command kept (`TokenCopy.awsAnswerKeyDescription`).
+    case awsCredential(AccountSelector, options: [String?])
 
     public init?(_ arguments: [String]) {
         var rest = arguments.dropFirst()
@@ -26,33 +30,11 @@ public enum LauncherRequest: Equatable, Sendable {
             guard let selector = rest.last, !selector.hasPrefix("-"), !selector.isEmpty else { return nil }
             self = .mcpHeaders(AccountSelector(parsing: selector))
         case "token":
-            guard let selector = rest.popFirst(), !selector.hasPrefix("-"), !selector.isEmpty else { return nil }
-            var minimumLifetime: String?, resource: String?, scope: String?
-            while let argument = rest.popFirst() {
-                let name: Substring
-                let value: String?
-                if let equals = argument.firstIndex(of: "=") {
-                    name = argument[..<equals]
-                    value = String(argument[argument.index(after: equals)...])
-                } else {
-                    name = Substring(argument)
-                    value = rest.popFirst()
-                }
-                // Each at most once: the full command says what it makes of a repeat.
-                switch name {
-                case "--min-ttl" where minimumLifetime == nil: minimumLifetime = value
-                case "--resource" where resource == nil: resource = value
-                case "--scope" where scope == nil: scope = value
-                default: return nil
-                }
-                guard value != nil else { return nil }
-            }
-            var seconds = 60  // the full command's default
-            if let minimumLifetime {
-                // The full command takes an `Int`: a value it would refuse is not answered here either.
-                guard let parsed = Int(minimumLifetime), parsed >= 0 else { return nil }
-                seconds = parsed
-            }
+            guard let selector = rest.popFirst(), !selector.hasPrefix("-"), !selector.isEmpty,
+                let given = Self.options(["--min-ttl", "--resource", "--scope"], in: &rest),
+                let seconds = Self.minimumLifetime(given["--min-ttl"])
+            else { return nil }
+            let (resource, scope) = (given["--resource"], given["--scope"])
             var narrowing: TokenNarrowing?
             if resource != nil || scope != nil {
                 let scopes = scope.map(TokenNarrowing.scopes) ?? []
@@ -60,8 +42,50 @@ public enum LauncherRequest: Equatable, Sendable {
                 narrowing = TokenNarrowing(resource: resource, scopes: scopes)
             }
             self = .token(AccountSelector(parsing: selector), minimumLifetime: seconds, narrowing: narrowing)
+        case "aws-credential":
+            let names = ["--role-arn", "--duration", "--session-name", "--sts-endpoint"]
+            guard let selector = rest.popFirst(), !selector.hasPrefix("-"), !selector.isEmpty,
+                let given = Self.options(names + ["--min-ttl"], in: &rest), Self.minimumLifetime(given["--min-ttl"]) != nil
+            else { return nil }
+            // The full command reads --duration as an `Int`; the key holds it as that number.
+            var duration: String?
+            if let raw = given["--duration"] {
+                guard let seconds = Int(raw) else { return nil }
+                duration = String(seconds)
+            }
+            self = .awsCredential(
+                AccountSelector(parsing: selector),
+                options: [given["--role-arn"], duration, given["--session-name"], given["--sts-endpoint"]])
         default:
             return nil
         }
+    }
+
+    /// The options `names` in `arguments`, each at most once (the full command says what it makes
+    /// of a repeat), as `--name value` or `--name=value`; `nil` for anything else.
+    private static func options(_ names: [String], in arguments: inout ArraySlice<String>) -> [String: String]? {
+        var given: [String: String] = [:]
+        while let argument = arguments.popFirst() {
+            let name: String
+            let value: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                value = String(argument[argument.index(after: equals)...])
+            } else {
+                name = argument
+                value = arguments.popFirst()
+            }
+            guard names.contains(name), given[name] == nil, let value else { return nil }
+            given[name] = value
+        }
+        return given
+    }
+
+    /// `--min-ttl` as the full command reads it (an `Int`, not negative; 60 when not given), or
+    /// `nil` for a value it would refuse, which is not answered here either.
+    private static func minimumLifetime(_ given: String?) -> Int? {
+        guard let given else { return 60 }
+        guard let seconds = Int(given), seconds >= 0 else { return nil }
+        return seconds
     }
 }

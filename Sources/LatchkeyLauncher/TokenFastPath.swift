@@ -83,6 +83,32 @@ public enum TokenFastPath {
         return json + Array(#""}"#.utf8)
     }
 
+    /// `aws-credential`'s answer as the full command kept it (`TokenCopy.Entry.answer`), printed
+    /// as it is: while it may be used, the vault passes `VaultFile.check` and the policy files are
+    /// as they were when it was kept.
+    public static func runAWSCredential(selector: String, options: [String?]) -> Int32? {
+        let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
+        let vault = VaultFile.defaultPath(environment)
+        let key = TokenCopy.awsAnswerKeyDescription(
+            vaultPath: vault, selector: selector, options: options, environment: TokenCopy.awsEnvironment.map(environment))
+        let provider = String(decoding: selector.utf8.prefix { $0 != UInt8(ascii: ":") }, as: UTF8.self)
+        guard
+            let text = answer(
+                key: key, vaultPath: vault, policy: PolicyFiles.currentFingerprint(ofProvider: provider, environment), now: time(nil))
+        else { return nil }
+        let written = text.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        return written == text.count ? 0 : nil
+    }
+
+    /// The answer kept under `key`, if the vault at `vaultPath` passes `VaultFile.check`, the
+    /// answer was kept under the policy files' fingerprint `policy` and may still be used at `now`.
+    public static func answer(key: String, vaultPath vault: String, policy: String?, now: Int) -> [UInt8]? {
+        guard let policy, case .success(true) = VaultFile.check(vault), let payload = read(key),
+            case .answer(let usableUntil, policy, let text) = TokenCopy.decode(payload), now < usableUntil
+        else { return nil }
+        return text
+    }
+
     private static func read(_ description: String) -> [UInt8]? {
         KeyringPayload.read(description: description).flatMap { $0.isEmpty ? nil : $0 }
     }

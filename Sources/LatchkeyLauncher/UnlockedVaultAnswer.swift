@@ -28,8 +28,9 @@ public enum UnlockedVaultAnswer {
         case .statusJSON: return status(now: now, here: directory?.here)
         case .token(let selector, let minimumLifetime, let narrowing):
             return token(selector, narrowing: narrowing, minimumLifetime: minimumLifetime, now: now)
-        case .mcpHeaders:
-            // From the token copy only (`TokenFastPath`), which knows whether the token is bound.
+        case .mcpHeaders, .awsCredential:
+            // From the copies only (`TokenFastPath`): the token copy knows whether the token is
+            // bound, and only the full command calls STS.
             return nil
         }
     }

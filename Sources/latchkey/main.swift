@@ -1,6 +1,6 @@
 // `latchkey`: answers `latchkey token NAME` from the kernel keyring when it can (its token copy,
-// else the vault opened with the cached key; `status --json` likewise; `mcp headers NAME` from the
-// copy), and otherwise hands the
+// else the vault opened with the cached key; `status --json` likewise; `mcp headers NAME` and
+// `aws-credential NAME …` from their copies), and otherwise hands the
 // whole command line to `latchkey-cli`, installed in ../libexec/latchkey/ or beside it.
 //
 // Two executables because the hot path must start in well under a millisecond: this one links
@@ -32,6 +32,11 @@ if let asked = LauncherRequest(arguments) {
     if let directory, case .token(let selector, let minimumLifetime, let narrowing) = directory.applying(to: asked),
         let status = TokenFastPath.run(
             selector: selector.description, narrowing: narrowing.map { ($0.resource, $0.scopes) }, minimumLifetime: minimumLifetime)
+    {
+        exit(status)
+    }
+    if let directory, case .awsCredential(let selector, let options) = directory.applying(to: asked),
+        let status = TokenFastPath.runAWSCredential(selector: selector.description, options: options)
     {
         exit(status)
     }

@@ -41,6 +41,24 @@ struct LauncherRequestTests {
         }
     }
 
+    @Test("aws-credential SELECTOR with its options as given, --duration as the number the full command reads")
+    func awsCredential() {
+        let role = "arn:aws:iam::123456789012:role/deploy"
+        #expect(
+            LauncherRequest(["latchkey", "aws-credential", "a", "--role-arn", role, "--duration=0900", "--min-ttl", "5"])
+                == .awsCredential(AccountSelector(parsing: "a"), options: [role, "900", nil, nil]))
+        #expect(
+            LauncherRequest(["latchkey", "aws-credential", "a:bob", "--sts-endpoint", "http://127.0.0.1:1", "--session-name", "s"])
+                == .awsCredential(AccountSelector(parsing: "a:bob"), options: [nil, nil, "s", "http://127.0.0.1:1"]))
+        for arguments in [
+            ["aws-credential"], ["aws-credential", "--role-arn", role, "a"], ["aws-credential", "a", "--duration", "x"],
+            ["aws-credential", "a", "--role-arn", role, "--role-arn", role], ["aws-credential", "a", "--region", "eu-west-1"],
+            ["aws-credential", "a", "--min-ttl", "-1"], ["aws-credential", "a", "--role-arn"],
+        ] {
+            #expect(LauncherRequest(["latchkey"] + arguments) == nil, "\(arguments)")
+        }
+    }
+
     @Test("mcp headers SELECTOR, and only that shape, is the launcher's to answer")
     func mcpHeaders() {
         #expect(LauncherRequest(["latchkey", "mcp", "headers", "tools:alice"]) == .mcpHeaders(AccountSelector(parsing: "tools:alice")))

@@ -279,6 +279,45 @@ extension TokenFastPathTests {
     }
 }
 
+@Suite("The launcher prints an answer the full command kept")
+struct KeptAnswerTests {
+    @Test("the answer is printed while it may be used and the policy files are as they were; never after, nor under others")
+    func answeredOnlyWhileValid() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let vault = try TokenFastPathTests.vault(in: scratch)
+        let ring = try KernelKeyring.replaceKeyring(description: TokenCopy.keyringDescription(vaultPath: vault), timeout: 60)
+        defer { _ = KernelKeyring.removeKeyring(description: TokenCopy.keyringDescription(vaultPath: vault)) }
+        let key = TokenCopy.awsAnswerKeyDescription(
+            vaultPath: vault, selector: "p", options: ["arn:aws:iam::1:role/r", nil, nil, nil], environment: [nil, "eu-west-1", nil])
+        let now = Int(time(nil))
+        let text = Array("{\"Version\": 1}\n".utf8)
+        try KernelKeyring.store(
+            TokenCopy.encode(.answer(usableUntil: now + 30, policy: "files", text: text)), description: key, timeout: 60, in: ring)
+        #expect(TokenFastPath.answer(key: key, vaultPath: vault, policy: "files", now: now) == text)
+        #expect(TokenFastPath.answer(key: key, vaultPath: vault, policy: "files", now: now + 30) == nil, "past its use")
+        #expect(TokenFastPath.answer(key: key, vaultPath: vault, policy: "edited files", now: now) == nil, "policy files changed")
+        #expect(TokenFastPath.answer(key: key, vaultPath: vault, policy: nil, now: now) == nil, "policy files unreadable")
+        let otherRegion = TokenCopy.awsAnswerKeyDescription(
+            vaultPath: vault, selector: "p", options: ["arn:aws:iam::1:role/r", nil, nil, nil], environment: [nil, "us-east-1", nil])
+        #expect(TokenFastPath.answer(key: otherRegion, vaultPath: vault, policy: "files", now: now) == nil)
+    }
+
+    @Test("no option, variable or selector spelling can stand for another in the key")
+    func keysDoNotCollide() {
+        let key = { (selector: String, options: [String?], environment: [String?]) in
+            TokenCopy.awsAnswerKeyDescription(vaultPath: "/v", selector: selector, options: options, environment: environment)
+        }
+        let keys = [
+            key("p", ["a", nil, nil, nil], [nil, nil, nil]), key("p", [nil, "a", nil, nil], [nil, nil, nil]),
+            key("p", ["a|1:b", nil, nil, nil], [nil, nil, nil]), key("p", ["a", "b", nil, nil], [nil, nil, nil]),
+            key("p", ["a", nil, nil, nil], ["", nil, nil]), key("p|1:a", [nil, nil, nil, nil], [nil, nil, nil]),
+            key("p", ["-", nil, nil, nil], [nil, nil, nil]),
+        ]
+        #expect(Set(keys).count == keys.count)
+    }
+}
+
 @Suite("Token copy payloads")
 struct TokenCopyTests {
     @Test("a token copy carries its issue time and expiry (or none) and round-trips")
@@ -290,6 +329,7 @@ struct TokenCopyTests {
             .token(issuedAt: 1_750_000_000, expiresAt: 1_750_003_600, token: Array("bound".utf8), proofBound: true),
             .alias(of: "12", policy: "1:2:3:4:5:6:7|-|8:9:10:11:12:13:14"),
             .alias(of: "3", policy: ""),
+            .answer(usableUntil: 1_750_003_300, policy: "1:2|-|3:4", text: Array("{\"Version\": 1}\n".utf8)),
         ] {
             #expect(TokenCopy.decode(TokenCopy.encode(entry)) == entry)
         }
@@ -305,6 +345,8 @@ struct TokenCopyTests {
         #expect(TokenCopy.decode([3] + [UInt8](repeating: 0, count: 16) + Array("format 3".utf8)) == nil, "the format before bound copies")
         #expect(TokenCopy.decode([4, 2] + [UInt8](repeating: 0, count: 16) + Array("t".utf8)) == nil, "neither bound nor bearer")
         #expect(TokenCopy.decode([1]) == nil)
+        #expect(TokenCopy.decode([5] + [UInt8](repeating: 0, count: 8) + [0, 2, 65, 66]) == nil, "an answer with no text")
+        #expect(TokenCopy.decode([5, 0, 0]) == nil)
         #expect(TokenCopy.decode([1] + Array("12".utf8)) == nil, "an alias without a fingerprint, as before")
         #expect(TokenCopy.decode([1, 0, 9] + Array("short".utf8)) == nil, "a fingerprint longer than the payload")
     }

@@ -153,6 +153,21 @@ def test_aws_credential_prints_the_documented_json_and_nothing_else(lk, idp_a, m
     again = lk.ok("aws-credential", "a", "--role-arn", ROLE, "--sts-endpoint", moto.url, "--duration", "900")
     assert json.loads(again.stdout) == answer, "answered from the vault"
 
+    # The launcher answers the same command line alone, byte for byte, from what the full command
+    # kept in the copies' keyring; another option, another STS variable or a logout is not it.
+    lk.leave_only_the_launcher()
+    alone = lk.ok("aws-credential", "a", "--role-arn", ROLE, "--duration=900", "--sts-endpoint", moto.url)
+    assert alone.stdout == result.stdout and alone.stderr == "", alone
+    for other, env in [(["--duration", "901"], {}), (["--duration", "900"], {"AWS_REGION": "eu-west-1"}),
+                       (["--duration", "900", "--session-name", "x"], {})]:
+        unanswered = lk.run("aws-credential", "a", "--role-arn", ROLE, "--sts-endpoint", moto.url, *other, env=env)
+        assert unanswered.code != EX_OK and unanswered.stdout == "", (other, env, unanswered)
+    lk.restore_the_full_command()
+    lk.ok("logout", "a")
+    lk.leave_only_the_launcher()
+    gone = lk.run("aws-credential", "a", "--role-arn", ROLE, "--sts-endpoint", moto.url, "--duration", "900")
+    assert gone.code != EX_OK and gone.stdout == "", "answered for an account signed out"
+
 
 def test_an_expired_id_token_is_refreshed_before_sts_gets_it_and_logout_forgets_the_credentials(lk, idp_short, moto):
     signed_in(lk, idp_short)

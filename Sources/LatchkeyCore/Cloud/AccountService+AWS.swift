@@ -1,4 +1,6 @@
 public import Foundation
+import LatchkeyEssentials
+import LatchkeyLauncher
 public import LatchkeyVault
 
 /// `latchkey aws-credential`'s options, before the provider file's defaults and the environment
@@ -74,23 +76,51 @@ extension AccountService {
             roleARN: roleARN, sessionName: options.sessionName ?? AWSNames.sessionName(from: record.label), duration: options.duration,
             endpoint: endpoint)
         let account = AccountSelector(provider: record.provider, account: record.subject)
+        let credential: AWSRoleCredential
         if let kept = record.awsCredentials?.first(where: request.matches), kept.isUsable(at: engine.now()) {
             if now(minus: kept.lastUse) >= NarrowedToken.useGranularity { await recordUse(of: request, by: account) }
-            return kept
+            credential = kept
+        } else {
+            let token = settings.webIdentityToken == .idToken ? record.idToken : record.accessToken
+            guard let token else {
+                throw AWSCredentialError.noWebIdentityToken(account: record.label, provider: record.provider, settings.webIdentityToken)
+            }
+            credential = try await keystore.update { records in
+                let index = try account.index(in: records)
+                if let kept = records[index].awsCredentials?.first(where: request.matches), kept.isUsable(at: engine.now()) { return kept }
+                let response = try await engine.transport.send(request.httpRequest(token: token))
+                let credential = try request.credential(from: response, now: engine.now())
+                records[index].awsCredentials = AWSRoleCredential.keeping(
+                    credential, among: records[index].awsCredentials ?? [], now: engine.now())
+                return credential
+            }
         }
-        let token = settings.webIdentityToken == .idToken ? record.idToken : record.accessToken
-        guard let token else {
-            throw AWSCredentialError.noWebIdentityToken(account: record.label, provider: record.provider, settings.webIdentityToken)
-        }
-        return try await keystore.update { records in
-            let index = try account.index(in: records)
-            if let kept = records[index].awsCredentials?.first(where: request.matches), kept.isUsable(at: engine.now()) { return kept }
-            let response = try await engine.transport.send(request.httpRequest(token: token))
-            let credential = try request.credential(from: response, now: engine.now())
-            records[index].awsCredentials = AWSRoleCredential.keeping(
-                credential, among: records[index].awsCredentials ?? [], now: engine.now())
-            return credential
-        }
+        keepForLauncher(credential, of: record, asked: selector, options, environment: environment)
+        return credential
+    }
+
+    /// The answer `latchkey aws-credential` prints for `credential` (the AWS CLI's documented JSON).
+    public static func awsProcessAnswer(_ credential: AWSRoleCredential) throws -> String {
+        try ReportJSON.text(of: AWSProcessCredential(credential)) + "\n"
+    }
+
+    /// Leaves the answer for the launcher, keyed by the command line as given and the variables
+    /// it read, so the AWS CLI's next call (it runs the command before every one) is answered in
+    /// about a millisecond. Not when a bare provider's meaning depends on the directory
+    /// (`[directories]` maps something): the launcher's key could not say which account it meant.
+    private func keepForLauncher(
+        _ credential: AWSRoleCredential, of record: AccountRecord, asked selector: AccountSelector, _ options: AWSCredentialOptions,
+        environment: [String: String]
+    ) {
+        guard selector.account != nil || here == nil, let text = try? Self.awsProcessAnswer(credential) else { return }
+        let given = [options.roleARN, options.duration.map(String.init), options.sessionName, options.stsEndpoint]
+        keystore.keepAnswerForLauncher(
+            Array(text.utf8),
+            key: {
+                TokenCopy.awsAnswerKeyDescription(
+                    vaultPath: $0, selector: selector.description, options: given,
+                    environment: TokenCopy.awsEnvironment.map { environment[$0] })
+            }, of: record, until: credential.expiresAt.addingTimeInterval(-AWSRoleCredential.margin))
     }
 
     private func now(minus date: Date) -> TimeInterval { engine.now().timeIntervalSince(date) }

@@ -1,3 +1,4 @@
+public import Foundation
 public import LatchkeyVault
 
 /// Where account records live. Every token Latchkey holds goes through one of these.
@@ -32,12 +33,21 @@ public protocol Keystore: Sendable {
     /// an existing vault is unlocked; for a new one, the passphrase is obtained (its file's mode
     /// checked) and the key derived.
     func prepareForWriting() async throws(KeystoreError)
+
+    /// Keeps `text`, the full command's whole answer about `record`, for the launcher to print
+    /// until `until` under the key `key` names for the vault at its path, where the keystore
+    /// has token copies (the vault with its unlock cached) and the account may be answered without
+    /// a person (not `confirm = true`); anything else keeps nothing.
+    func keepAnswerForLauncher(_ text: [UInt8], key: (_ vaultPath: String) -> String, of record: AccountRecord, until: Date)
 }
 
 extension Keystore {
     public func prepareForWriting() async throws(KeystoreError) {
         _ = try await records()
     }
+
+    /// No launcher reads this keystore's answers.
+    public func keepAnswerForLauncher(_ text: [UInt8], key: (_ vaultPath: String) -> String, of record: AccountRecord, until: Date) {}
 
     /// `update` running `body` in the caller's isolation, so callers need not make it `Sendable`.
     public func update<Result: Sendable>(

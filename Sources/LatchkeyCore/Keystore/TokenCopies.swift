@@ -170,6 +170,20 @@ struct TokenCopies {
         }
     }
 
+    /// Keeps `text`, a whole answer of the full command, under `key` in the copies' keyring until
+    /// `usableUntil`, for the launcher to print as it is (`TokenCopy.Entry.answer`). Only into the
+    /// keyring the copies are in now: it is replaced whenever the vault changes, so the answer
+    /// goes with the records it came from (a logout, a refresh, `lock`). Best effort: without that
+    /// keyring, or with the kernel refusing the key, the full command simply answers next time.
+    func keepAnswer(_ text: [UInt8], key: String, policy: String, usableUntil: Date, now: Date = Date()) {
+        let seconds = Int(wholeSeconds: usableUntil.timeIntervalSince(now))
+        guard seconds > 0, text.count <= Self.largestCopied,
+            let ring = KernelKeyring.keyring(description: TokenCopy.keyringDescription(vaultPath: vaultPath))
+        else { return }
+        let entry = TokenCopy.Entry.answer(usableUntil: Int(wholeSeconds: usableUntil.timeIntervalSince1970), policy: policy, text: text)
+        _ = store(TokenCopy.encode(entry), description: key, seconds: seconds, ring: ring)
+    }
+
     /// Drops every copy, the list of withheld accounts and the directory mappings (locking).
     func drop() {
         dropCopies()

@@ -160,6 +160,13 @@ public final class VaultKeystore: Keystore {
         return result
     }
 
+    public func keepAnswerForLauncher(_ text: [UInt8], key: (_ vaultPath: String) -> String, of record: AccountRecord, until: Date) {
+        guard let tokenCopies, let releasePolicy, !releasePolicy.needsApproval(record),
+            let policy = releasePolicy.fingerprint(ofProvider: record.provider)
+        else { return }
+        tokenCopies.keepAnswer(text, key: key(path), policy: policy, usableUntil: until)
+    }
+
     /// The fast path's copies, only for a vault whose unlock is cached (they expire with it).
     private var tokenCopies: TokenCopies? { keyCache.map { _ in TokenCopies(vaultPath: path) } }
 
