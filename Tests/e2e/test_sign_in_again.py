@@ -52,6 +52,19 @@ def test_at_a_terminal_a_refused_refresh_signs_the_same_account_in_again_and_pri
     assert account["account"] == ALICE
 
 
+def test_with_stderr_captured_as_the_aws_cli_does_the_sign_in_speaks_on_the_terminal_itself(tmux, lk, idp_short):
+    # The AWS CLI, git and kubectl capture a helper's stderr: prompts written there would never
+    # reach the person waiting at the terminal. They go to /dev/tty instead; stderr keeps nothing.
+    signed_in_then_revoked(lk, idp_short)
+    out, err, rc = lk.root / "token.out", lk.root / "token.err", lk.root / "rc"
+    tmux.start(f"{LATCHKEY_BIN} token a --min-ttl 0 > {out} 2> {err}; echo $? > {rc}", lk.env(TERM="tmux-256color"))
+    tmux.wait_for(lambda _: rc.exists() and rc.stat().st_size > 0, timeout=60, what="the token")
+    assert rc.read_text().strip() == "0", tmux.capture(joined=True) + err.read_text()
+    assert "Signing in to" in tmux.capture(joined=True), "the sign-in's messages are on the terminal"
+    assert "Signing in to" not in err.read_text(), err.read_text()
+    assert_userinfo(idp_short, out.read_text().strip(), ALICE)
+
+
 def test_at_a_terminal_a_browser_that_comes_back_as_someone_else_is_refused(tmux, lk, idp_short):
     signed_in_then_revoked(lk, idp_short)
     rc = lk.root / "rc"

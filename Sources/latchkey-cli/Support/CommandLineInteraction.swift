@@ -5,7 +5,7 @@ import LatchkeyEssentials
 import LatchkeyTUI
 import LatchkeyVault
 
-/// The plain-terminal side of a sign-in: messages and prompts on stderr, answers from `input`.
+/// The plain-terminal side of a sign-in: messages and prompts on `output`, answers from `input`.
 ///
 /// `login` answers from stdin: passwords are read without echo from /dev/tty when stdin is a
 /// terminal, else as a line from stdin (scripts and tests); pasted URLs, codes and menu choices
@@ -15,6 +15,10 @@ import LatchkeyVault
 struct CommandLineInteraction: SignInInteraction {
     /// Where answers are read from.
     var input: Int32 = STDIN_FILENO
+    /// Where messages and prompts go: stderr, or the terminal itself when a command signs in on
+    /// it while its stderr is not one (the AWS CLI, git and kubectl capture a helper's stderr,
+    /// so the person would wait for a prompt they never see).
+    var output: Int32 = STDERR_FILENO
     /// Over SSH (`$SSH_CONNECTION`), the mode a browser sign-in takes instead; `nil` keeps the
     /// provider's own (`login` signs in as the provider file, `--paste` or `--device` say).
     var remoteMode: OAuthClient.RedirectMode?
@@ -24,7 +28,9 @@ struct CommandLineInteraction: SignInInteraction {
     static func atTerminal(environment: [String: String] = ProcessInfo.processInfo.environment) -> CommandLineInteraction? {
         guard let terminal = TerminalDevice.open() else { return nil }
         let remote = !(environment["SSH_CONNECTION"] ?? "").isEmpty
-        return CommandLineInteraction(input: terminal.descriptor, remoteMode: remote ? .device : nil)
+        return CommandLineInteraction(
+            input: terminal.descriptor, output: isatty(STDERR_FILENO) == 1 ? STDERR_FILENO : terminal.descriptor,
+            remoteMode: remote ? .device : nil)
     }
 
     /// For a sign-in the person asked for by name (`token --acr`, `--max-age`) where there is no
@@ -40,19 +46,19 @@ struct CommandLineInteraction: SignInInteraction {
     }
 
     func authorizationStarted(url: URL, provider: OAuthProvider, redirectURI: String, listeningOn: [String]) async {
-        Output.info("Signing in to \(TerminalText.sanitized(provider.displayName)) (\(provider.issuer ?? url.host ?? "")).")
+        say("Signing in to \(TerminalText.sanitized(provider.displayName)) (\(provider.issuer ?? url.host ?? "")).")
         if !listeningOn.isEmpty {
-            Output.info("Waiting for the browser at \(redirectURI) (listening on \(listeningOn.joined(separator: " and "))).")
-            Output.info("If no browser opens, visit:\n\n  \(url.absoluteString)\n")
+            say("Waiting for the browser at \(redirectURI) (listening on \(listeningOn.joined(separator: " and "))).")
+            say("If no browser opens, visit:\n\n  \(url.absoluteString)\n")
         }
     }
 
     func browserUnavailable(url: URL, reason: String) async {
-        Output.info("\(reason). Open this address in a browser on this machine:\n\n  \(url.absoluteString)\n")
+        say("\(reason). Open this address in a browser on this machine:\n\n  \(url.absoluteString)\n")
     }
 
     func pasteRedirectURL(url: URL, provider: OAuthProvider, redirectURI: String) async throws -> String {
-        Output.info(
+        say(
             """
             Open this address in any browser:
 
@@ -61,13 +67,13 @@ struct CommandLineInteraction: SignInInteraction {
             After you sign in, the browser is sent to \(redirectURI.replacingOccurrences(of: provider.redirectPath, with: ""))… and shows
             an error page (nothing listens there). Copy the whole address from its address bar and paste it here.
             """)
-        FileHandle.standardError.write(Data("Redirect URL: ".utf8))
+        show("Redirect URL: ")
         guard let line = PastedLine.read(from: input), !line.isEmpty else { throw SignInError.cancelled }
         return line
     }
 
     func deviceCodeIssued(_ authorization: DeviceAuthorization, provider: OAuthProvider) async {
-        Output.info(
+        say(
             """
             \(TerminalText.sanitized(provider.displayName)) (client \(TerminalText.sanitized(provider.clientID))) asks you to approve a sign-in.
             Only continue if you started it. On any device, open
@@ -82,50 +88,50 @@ struct CommandLineInteraction: SignInInteraction {
             let code = QRCode(text: authorization.verificationURIComplete ?? authorization.verificationURI)
         else { return }
         let lines = code.terminalLines(colored: (environment["NO_COLOR"] ?? "").isEmpty)
-        Output.info("\nOr scan this code with a phone to open the address:\n")
-        Output.drawing(lines + [""])
+        say("\nOr scan this code with a phone to open the address:\n")
+        draw(lines + [""])
     }
 
     func clientRegistrationCorrected(at provider: OAuthProvider, problem: String) async {
-        Output.info("Warning: registering Latchkey at \(TerminalText.sanitized(provider.displayName)): \(problem).")
+        say("Warning: registering Latchkey at \(TerminalText.sanitized(provider.displayName)): \(problem).")
     }
 
     // MARK: - Firebase
 
     func federatedSignInStarted(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async {
-        Output.info("First factor: signing in to \(TerminalText.sanitized(firstFactor.displayName)).")
+        say("First factor: signing in to \(TerminalText.sanitized(firstFactor.displayName)).")
     }
 
     func federatedSignInPassed(at firstFactor: OAuthProvider, for provider: FirebaseProvider) async {}
 
     func credentials(for provider: FirebaseProvider) async -> PasswordCredentials? {
-        Output.info("Signing in to \(TerminalText.sanitized(provider.displayName)) with email and password.")
+        say("Signing in to \(TerminalText.sanitized(provider.displayName)) with email and password.")
         guard let email = prompt("Email: "), !email.isEmpty else { return nil }
         guard let password = readPassword("Password: "), !password.isEmpty else { return nil }
         return PasswordCredentials(email: email, password: Secret(password))
     }
 
     func chooseHint(_ hints: [SecondFactorHint]) async -> SecondFactorHint? {
-        Output.info("This account has a second factor:")
-        for (index, hint) in hints.enumerated() { Output.info("  \(index + 1)) \(hint.summary)") }
+        say("This account has a second factor:")
+        for (index, hint) in hints.enumerated() { say("  \(index + 1)) \(hint.summary)") }
         if hints.count == 1 { return hints[0] }
         while true {
             guard let answer = prompt("Use which one [1-\(hints.count)]: ") else { return nil }
             if let number = Int(answer), hints.indices.contains(number - 1) { return hints[number - 1] }
-            Output.info("Answer with a number from 1 to \(hints.count).")
+            say("Answer with a number from 1 to \(hints.count).")
         }
     }
 
     func verificationStarted(_ session: VerificationSession, notice: FirebaseAuthError?) async {
-        if let notice { Output.info("latchkey: \(notice.description); a new code was sent.") }
+        if let notice { say("latchkey: \(notice.description); a new code was sent.") }
         switch session.hint.kind {
-        case .phone: Output.info("A code was sent by SMS to \(TerminalText.sanitized(session.hint.phoneNumber ?? "the phone")).")
-        case .totp: Output.info("Open your authenticator app for the code of \(session.hint.summary).")
+        case .phone: say("A code was sent by SMS to \(TerminalText.sanitized(session.hint.phoneNumber ?? "the phone")).")
+        case .totp: say("Open your authenticator app for the code of \(session.hint.summary).")
         }
     }
 
     func enterCode(for session: VerificationSession, problem: FirebaseAuthError?) async -> CodeAnswer {
-        if let problem { Output.info("latchkey: \(problem.description)") }
+        if let problem { say("latchkey: \(problem.description)") }
         let resend = session.hint.kind == .phone ? " (r to send a new one)" : ""
         guard let answer = prompt("Code\(resend): "), !answer.isEmpty else { return .cancel }
         if answer == "r" && session.hint.kind == .phone { return .resend }
@@ -134,8 +140,25 @@ struct CommandLineInteraction: SignInInteraction {
 
     // MARK: - Terminal
 
+    /// A message, made inert (`TerminalText`), on its own line.
+    private func say(_ text: String) { show(TerminalText.sanitizedLines(text) + "\n") }
+
+    /// Lines Latchkey drew itself with its own escape sequences (the QR code's colours).
+    private func draw(_ lines: [String]) { show(lines.joined(separator: "\n") + "\n") }
+
+    /// `text` as it is, all of it unless `output` fails.
+    private func show(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(output, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+
     func prompt(_ text: String) -> String? {
-        FileHandle.standardError.write(Data(text.utf8))
+        show(text)
         return LineReader(descriptor: input).readLine()?.trimmingCharacters(in: .whitespaces)
     }
 
@@ -144,7 +167,7 @@ struct CommandLineInteraction: SignInInteraction {
             defer { terminal.close() }
             return terminal.readHidden(prompt: text)
         }
-        FileHandle.standardError.write(Data(text.utf8))
+        show(text)
         return LineReader(descriptor: input).readLine()
     }
 }
@@ -178,8 +201,7 @@ extension CommandLineInteraction: ReleaseApproval {
     /// or `yes` agrees.
     func approveRelease(of account: String, to requester: String, within seconds: Int) async -> Bool? {
         tcflush(input, TCIFLUSH)
-        FileHandle.standardError.write(
-            Data("latchkey: release a token of \(account) to \(requester)? [y/N] (refused in \(seconds) s) ".utf8))
+        show("latchkey: release a token of \(account) to \(requester)? [y/N] (refused in \(seconds) s) ")
         var waiting = pollfd(fd: input, events: Int16(POLLIN), revents: 0)
         let deadline = ContinuousClock.now + .seconds(seconds)
         while true {
@@ -188,7 +210,7 @@ extension CommandLineInteraction: ReleaseApproval {
                 &waiting, 1, Int32(max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
             if ready > 0 { break }
             if ready == 0 || errno != EINTR {
-                FileHandle.standardError.write(Data("\n".utf8))
+                show("\n")
                 return nil
             }
         }
