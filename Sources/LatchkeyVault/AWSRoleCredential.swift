@@ -6,7 +6,7 @@ public import FoundationEssentials
 ///
 /// Kept per (role, session name, STS endpoint): credentials from a test endpoint never answer
 /// for the real one, and a session name is part of who the credentials say the caller is.
-public struct AWSRoleCredential: Codable, Sendable, Equatable {
+public struct AWSRoleCredential: Codable, Sendable, Equatable, KeptPerAccount {
     public var roleARN: String
     public var sessionName: String
     /// The STS endpoint that issued them, as it was asked.
@@ -57,18 +57,7 @@ public struct AWSRoleCredential: Codable, Sendable, Equatable {
     /// When they were last issued or answered with: what "least recently used" orders by.
     public var lastUse: Date { max(issuedAt, lastUsedAt ?? issuedAt) }
 
-    /// `kept` with `credential` in place of any for the same role, session name and endpoint, cut
-    /// to `keptPerAccount`: expired ones go first, then the least recently used; `credential`
-    /// itself always stays.
-    public static func keeping(_ credential: AWSRoleCredential, among kept: [AWSRoleCredential], now: Date) -> [AWSRoleCredential] {
-        let others = kept.filter {
-            !$0.isFor(roleARN: credential.roleARN, sessionName: credential.sessionName, endpoint: credential.endpoint)
-        }
-        let ranked = others.sorted { left, right in
-            let (leftExpired, rightExpired) = (!left.isUsable(at: now), !right.isUsable(at: now))
-            if leftExpired != rightExpired { return !leftExpired }
-            return left.lastUse > right.lastUse
-        }
-        return Array(ranked.prefix(keptPerAccount - 1)) + [credential]
+    public func isSameKind(as other: AWSRoleCredential) -> Bool {
+        isFor(roleARN: other.roleARN, sessionName: other.sessionName, endpoint: other.endpoint)
     }
 }

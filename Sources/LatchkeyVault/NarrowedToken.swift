@@ -4,7 +4,7 @@ import LatchkeyEssentials
 /// An access token for one resource (RFC 8707) or fewer scopes than the account's, got with the
 /// account's refresh token for `latchkey token --resource/--scope` and kept with the account so
 /// the next call asking the same is answered without the provider.
-public struct NarrowedToken: Codable, Sendable, Equatable {
+public struct NarrowedToken: Codable, Sendable, Equatable, KeptPerAccount {
     /// `resource`, when one was asked for.
     public var resource: String?
     /// The scopes asked for, sorted; empty when only a resource was.
@@ -51,17 +51,9 @@ public struct NarrowedToken: Codable, Sendable, Equatable {
     /// Whether the vault should record a use at `now`: the one recorded is older than `useGranularity`.
     public func needsUseRecorded(at now: Date) -> Bool { now.timeIntervalSince(lastUse) >= Self.useGranularity }
 
-    /// `kept` with `token` in place of any token for the same narrowing, cut to `keptPerAccount`:
-    /// expired ones go first, then the least recently used; `token` itself always stays.
-    public static func keeping(_ token: NarrowedToken, among kept: [NarrowedToken], now: Date) -> [NarrowedToken] {
-        let others = kept.filter { $0.resource != token.resource || $0.scopes != token.scopes }
-        let ranked = others.sorted { left, right in
-            let (leftExpired, rightExpired) = (!left.isValid(at: now, margin: 0), !right.isValid(at: now, margin: 0))
-            if leftExpired != rightExpired { return !leftExpired }
-            return left.lastUse > right.lastUse
-        }
-        return Array(ranked.prefix(keptPerAccount - 1)) + [token]
-    }
+    public func isSameKind(as other: NarrowedToken) -> Bool { resource == other.resource && scopes == other.scopes }
+
+    public func isUsable(at now: Date) -> Bool { isValid(at: now, margin: 0) }
 
     /// Whether it is still valid `margin` seconds from `now`, by the rule of
     /// `AccountRecord.isValid`.
