@@ -23,7 +23,8 @@ from tui_support import tmux  # noqa: F401 (a fixture)
 
 BUILD_DIR = LATCHKEY_BIN.parent
 EX_NOINPUT, EX_CANTCREAT = 66, 73
-SELECTOR_COMMANDS = ("login", "token", "exec", "refresh", "default", "logout", "kubectl-credential", "kubeconfig")
+SELECTOR_COMMANDS = ("login", "token", "exec", "refresh", "default", "logout", "kubectl-credential", "kubeconfig", "proof",
+                     "aws-credential", "aws-config", "gcp-credential", "gcp-config", "openbao-token")
 
 PRESETS = sorted(p.name for p in (REPO / "providers.d").glob("*.toml"))
 MAN_PAGES = sorted(p.name for p in (REPO / "man").iterdir() if p.suffix[1:].isdigit())
