@@ -185,16 +185,44 @@ struct OpenBaoClientTests {
 
     // MARK: - What the person types
 
-    @Test("the address is --address, else BAO_ADDR, else VAULT_ADDR, and an empty variable counts as unset")
+    static func address(option: String?, configured: String? = nil, _ environment: [String: String]) throws(OpenBaoError) -> String {
+        try OpenBaoClient.address(
+            option: option, configured: configured.map { URL(string: $0)! }, environment: environment, provider: "corp"
+        )
+        .absoluteString
+    }
+
+    @Test("the address is --address, else openbao_address, else BAO_ADDR, else VAULT_ADDR; an empty variable counts as unset")
     func addressSources() throws {
-        let bao = "https://bao.test.example:8200", vault = "https://vault.test.example:8200"
-        #expect(
-            try OpenBaoClient.address(option: "http://127.0.0.1:8200", environment: ["BAO_ADDR": bao]).absoluteString
-                == "http://127.0.0.1:8200")
-        #expect(try OpenBaoClient.address(option: nil, environment: ["BAO_ADDR": bao, "VAULT_ADDR": vault]).absoluteString == bao)
-        #expect(try OpenBaoClient.address(option: nil, environment: ["BAO_ADDR": "", "VAULT_ADDR": vault]).absoluteString == vault)
-        #expect(throws: OpenBaoError.noAddress) { try OpenBaoClient.address(option: nil, environment: ["BAO_ADDR": ""]) }
-        #expect(OpenBaoError.noAddress.category == .usage)
+        let bao = "https://bao.test.example:8200", vault = "https://vault.test.example:8200", file = "https://file.test.example:8200"
+        #expect(try Self.address(option: "http://127.0.0.1:8200", configured: file, ["BAO_ADDR": bao]) == "http://127.0.0.1:8200")
+        #expect(try Self.address(option: nil, configured: file, ["BAO_ADDR": bao]) == file)
+        #expect(try Self.address(option: nil, ["BAO_ADDR": bao, "VAULT_ADDR": vault]) == bao)
+        #expect(try Self.address(option: nil, ["BAO_ADDR": "", "VAULT_ADDR": vault]) == vault)
+        #expect(throws: OpenBaoError.noAddress(provider: "corp")) { try Self.address(option: nil, ["BAO_ADDR": ""]) }
+        #expect(OpenBaoError.noAddress(provider: "corp").category == .usage)
+        #expect(OpenBaoError.noAddress(provider: "corp").description.contains("set openbao_address in the provider file of corp"))
+    }
+
+    @Test("openbao_address in a provider file of any kind is checked as --address is")
+    func providerFileAddress() throws {
+        let oidc = "kind = \"oidc\"\ndisplay_name = \"Corp\"\nissuer = \"https://idp.example\"\nclient_id = \"c\"\n"
+        let firebase = "kind = \"firebase\"\ndisplay_name = \"App\"\napi_key = \"k\"\nproject_id = \"p\"\n"
+        for (head, file) in [(oidc, "/p/corp.toml"), (firebase, "/p/app.toml")] {
+            let provider = try ProviderFileParser().parse(head + "openbao_address = \"https://bao.example:8200\"\n", file: file).get()
+            #expect(provider.openBaoAddress?.absoluteString == "https://bao.example:8200", "\(file)")
+        }
+        for (raw, expected) in [
+            ("http://bao.example:8200", "must use https"), ("https://bao.example/?ns=team", "must not contain a ?query"),
+        ] {
+            guard case .failure(let errors) = ProviderFileParser().parse(oidc + "openbao_address = \"\(raw)\"\n", file: "/p/corp.toml")
+            else {
+                Issue.record("\(raw) was taken")
+                continue
+            }
+            #expect(errors.errors.map(\.field) == ["openbao_address"] && errors.errors[0].message.contains(expected), "\(errors)")
+            #expect(errors.errors[0].line == 5)
+        }
     }
 
     @Test(
@@ -209,7 +237,7 @@ struct OpenBaoClientTests {
         ])
     func addressRules(raw: String, expected: String) {
         do {
-            _ = try OpenBaoClient.address(option: raw, environment: [:])
+            _ = try Self.address(option: raw, [:])
             Issue.record("\(raw) was taken")
         } catch {
             #expect(error.description.contains(expected), "\(error)")

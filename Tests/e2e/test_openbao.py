@@ -72,6 +72,18 @@ def test_the_address_comes_from_bao_addr_else_vault_addr(lk, idp_a, openbao):
         assert openbao.bao("kv", "get", "-mount=secret", "team/hello", token=token).returncode == 0, variable
 
 
+def test_the_provider_files_openbao_address_comes_before_bao_addr_and_after_the_option(lk, idp_a, openbao):
+    signed_in(lk, idp_a)
+    lk.add_provider("a", idp_a, openbao_address=openbao.url)
+    role_for(openbao, lk, "team-file")
+    (nowhere,) = free_ports(1)
+    elsewhere = {"BAO_ADDR": f"http://127.0.0.1:{nowhere}"}
+    token = lk.ok("openbao-token", "a", "--role", "team-file", env=elsewhere).stdout.strip()
+    assert openbao.bao("kv", "get", "-mount=secret", "team/hello", token=token).returncode == 0
+    option = lk.run("openbao-token", "a", "--role", "team-file", "--address", elsewhere["BAO_ADDR"])
+    assert option.code == EX_UNAVAILABLE and f"127.0.0.1:{nowhere}" in option.stderr, option
+
+
 def test_a_role_that_does_not_exist_gives_openbaos_error_in_one_line(lk, idp_a, openbao):
     signed_in(lk, idp_a)
     result = lk.run("openbao-token", "a", "--role", "no-such-role", "--address", openbao.url)
@@ -148,7 +160,8 @@ def test_an_address_that_breaks_the_endpoint_rules_is_refused_before_any_sign_in
 def test_no_address_anywhere_says_where_to_give_one(lk, idp_a):
     lk.add_provider("a", idp_a)
     result = lk.run("openbao-token", "a", "--role", "team")
-    assert result.code == EX_USAGE and "pass --address" in result.stderr and "BAO_ADDR" in result.stderr, result
+    assert result.code == EX_USAGE and "pass --address" in result.stderr and "openbao_address" in result.stderr, result
+    assert "BAO_ADDR" in result.stderr, result
 
 
 def test_openbao_down_names_the_address_tried(lk, idp_a):

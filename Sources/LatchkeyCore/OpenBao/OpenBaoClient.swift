@@ -20,12 +20,18 @@ public struct OpenBaoClient: Sendable {
 
     // MARK: - Addresses
 
-    /// The address `latchkey openbao-token` talks to: `option` (`--address`), else `BAO_ADDR`,
-    /// else `VAULT_ADDR` (the names OpenBao's and Vault's own clients read), checked as every
-    /// endpoint is (https, or http to loopback).
-    public static func address(option: String?, environment: [String: String]) throws(OpenBaoError) -> URL {
-        guard let raw = option ?? ["BAO_ADDR", "VAULT_ADDR"].lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty })
-        else { throw .noAddress }
+    /// The address `latchkey openbao-token` talks to for an account of `provider`: `option`
+    /// (`--address`), else `configured` (the provider file's `openbao_address`, checked when the
+    /// file was read), else `BAO_ADDR`, else `VAULT_ADDR` (the names OpenBao's and Vault's own
+    /// clients read), checked as every endpoint is (https, or http to loopback).
+    public static func address(
+        option: String?, configured: URL?, environment: [String: String], provider: String
+    ) throws(OpenBaoError) -> URL {
+        if let option { return try address(option) }
+        if let configured { return configured }
+        guard let raw = ["BAO_ADDR", "VAULT_ADDR"].lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty }) else {
+            throw .noAddress(provider: provider)
+        }
         return try address(raw)
     }
 

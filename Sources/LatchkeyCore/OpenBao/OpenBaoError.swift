@@ -5,8 +5,8 @@ public import LatchkeyVault
 /// account with no ID token, OpenBao's own refusal, no node answering, or an answer that is not
 /// OpenBao's. Nothing is kept in any case.
 public enum OpenBaoError: LatchkeyError, Equatable {
-    /// No `--address` and neither `BAO_ADDR` nor `VAULT_ADDR` set.
-    case noAddress
+    /// No `--address`, no `openbao_address` in `provider`'s file, neither `BAO_ADDR` nor `VAULT_ADDR` set.
+    case noAddress(provider: String)
     /// An address that breaks the endpoint rules (`EndpointURL`), or carries a query.
     case invalidAddress(String, problem: String)
     /// A role or auth mount OpenBao could not take as a path segment; `option` names the flag.
@@ -43,8 +43,9 @@ public enum OpenBaoError: LatchkeyError, Equatable {
 
     public var description: String {
         switch self {
-        case .noAddress:
-            return "no OpenBao address: pass --address https://openbao.example:8200, or set BAO_ADDR (or VAULT_ADDR)"
+        case .noAddress(let provider):
+            return
+                "no OpenBao address: pass --address https://openbao.example:8200, set openbao_address in the provider file of \(provider), or set BAO_ADDR (or VAULT_ADDR)"
         case .invalidAddress(let raw, let problem):
             return "OpenBao address \"\(TerminalText.sanitized(raw, maxLength: 200))\": \(problem)"
         case .invalidName(let value, let option, let rule):

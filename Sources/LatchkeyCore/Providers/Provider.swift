@@ -28,6 +28,9 @@ public struct Provider: Sendable, Equatable {
     /// `aws_role_arn`, `aws_region`, `aws_sts_endpoint` and `aws_web_identity_token`: what
     /// `latchkey aws-credential` uses where its options say nothing.
     public var aws = AWSSettings()
+    /// `openbao_address`: the OpenBao `latchkey openbao-token` logs in to with this provider's
+    /// ID tokens when it is given no `--address`.
+    public var openBaoAddress: URL?
 
     public init(name: String, displayName: String, kind: Kind, sourceFile: String) {
         self.name = name
