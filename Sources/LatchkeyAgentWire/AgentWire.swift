@@ -219,6 +219,9 @@ public struct AgentAnswer: Codable, Sendable, Equatable {
     /// The agent's vault: a client on the same machine with the same vault may sign in itself.
     public var vault: String?
     public var accessToken: Secret?
+    /// `true` when `access_token` is DPoP-bound (RFC 9449): it goes only with a proof, never as
+    /// a bearer token (`mcp headers` refuses it).
+    public var proofBound: Bool?
     public var idToken: Secret?
     /// Unix seconds; absent when the provider gave no expiry.
     public var expiresAt: Int?
@@ -245,6 +248,7 @@ public struct AgentAnswer: Codable, Sendable, Equatable {
         case ok, pending, message, exit, vault, provider, account, credential, username, aws, report, lines, confirmation, closed
         case signIn = "sign_in"
         case accessToken = "access_token"
+        case proofBound = "proof_bound"
         case idToken = "id_token"
         case expiresAt = "expires_at"
     }

@@ -94,12 +94,15 @@ def test_a_sign_in_that_fails_leaves_the_file_and_login_signs_in_with_it(lk, mcp
     assert lk.ok("mcp", "headers", "127.0.0.1").stdout.startswith('{"Authorization":"Bearer ')
 
 
-def test_mcp_headers_refuses_a_dpop_bound_account_and_prints_nothing(lk, glewlwyd_current):
+def test_mcp_headers_refuses_a_dpop_bound_account_and_prints_nothing(lk, glewlwyd_current, agents):
     add_glewlwyd(lk, glewlwyd_current, dpop="always")
     assert lk.login("g").code == EX_OK
     refused = lk.run("mcp", "headers", "g")
     assert refused.code == EX_USAGE and refused.stdout == "", refused
     assert "DPoP-bound" in refused.stderr and "mcp proxy" in refused.stderr, refused
+    # Through the agent too: its answer says the token is bound, so no header carries it.
+    through = lk.run("mcp", "headers", "g", env=agent_env(agents()))
+    assert through.code == EX_USAGE and through.stdout == "" and "DPoP-bound" in through.stderr, through
     # The launcher holds a copy of that token (it answers `token` alone) but knows it is bound,
     # so it prints no header either and leaves the refusal to the full command.
     lk.leave_only_the_launcher()

@@ -181,6 +181,7 @@ extension Agent {
         var answer = AgentAnswer(ok: true)
         answer.provider = fresh.provider
         answer.account = fresh.label
+        answer.proofBound = fresh.isProofBound && tokens != .id ? true : nil
         if let narrowing {
             guard tokens == .access else { throw AgentError.malformedRequest(reason: "resource and scope ask for an access token") }
             let narrowed = try await service.narrowedToken(

@@ -105,6 +105,7 @@ struct MCPHeaders: AsyncParsableCommand {
             let context = options.context()
             let request = ThroughAgent.tokenRequest(selector, minimumLifetime: minimumLifetime.seconds, tokens: .access)
             if let answer = try ThroughAgent.ask(request, context: context), let token = answer.accessToken {
+                guard answer.proofBound != true else { throw MCPHeadersError.proofBound(account: answer.account ?? selector) }
                 return try Self.print(token)
             }
             let service = context.service
