@@ -24,6 +24,7 @@ import jwt
 import pytest
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import McpError
 
 from conftest import EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess
 from test_mcp import call_whoami
@@ -122,10 +123,18 @@ def test_what_the_server_sends_on_its_own_stream_reaches_the_client(lk, servers)
             changed.set()
 
     async def steps(session):
-        assert text_of(await session.call_tool("announce", {})) == "announced"
-        # The notification belongs to no request: only the GET stream carries it.
-        await asyncio.wait_for(changed.wait(), 10)
-        return True
+        # The notification belongs to no request: only the GET stream carries it, and the server
+        # drops it while that stream is not open yet (the proxy opens it once initialized is
+        # taken, which races the first call on a loaded machine), so the tool is called until
+        # one gets through.
+        for _ in range(20):
+            assert text_of(await session.call_tool("announce", {})) == "announced"
+            try:
+                await asyncio.wait_for(changed.wait(), 0.5)
+                return True
+            except asyncio.TimeoutError:
+                continue
+        return False
 
     assert through_proxy(lk, steps, message_handler=handler)[0]
 
@@ -375,11 +384,13 @@ class ProofCheckingServer:
                 if ident is None:
                     return self.answer(202)
                 if method == "tools/list":
-                    tools = [{"name": name, "inputSchema": {"type": "object"}} for name in ("echo", "needs_email")]
+                    tools = [{"name": name, "inputSchema": {"type": "object"}} for name in ("echo", "needs_email", "needs_what_none_grants")]
                     return self.answer(200, {"jsonrpc": "2.0", "id": ident, "result": {"tools": tools}})
                 name = message["params"]["name"]
                 if name == "needs_email" and "email" not in str(claims.get("scope", "")).split():
                     return self.answer(403, headers=[("WWW-Authenticate", 'Bearer error="insufficient_scope", scope="email"')])
+                if name == "needs_what_none_grants":
+                    return self.answer(403, headers=[("WWW-Authenticate", 'Bearer error="insufficient_scope", scope="no-such-scope"')])
                 return self.answer(200, {"jsonrpc": "2.0", "id": ident, "result": {
                     "content": [{"type": "text", "text": f"{name}: proof ok"}], "isError": False}})
 
@@ -502,3 +513,32 @@ def test_a_server_asking_for_its_dpop_nonce_gets_it_in_the_next_proof_without_a_
     proved = [proved for method, _, _, proved in proof_server.requests if method == "POST"]
     assert proved[0] is False and all(proved[1:]), proof_server.requests
     assert "asking for a new one" not in stderr, stderr
+
+
+def test_a_sign_in_for_more_scope_that_fails_answers_that_request_and_the_proxy_goes_on(lk, proof_server):
+    add(lk, proof_server.url)
+
+    async def steps(session):
+        with pytest.raises(McpError) as refused:
+            await session.call_tool("needs_what_none_grants", {})
+        return str(refused.value), text_of(await session.call_tool("echo", {}))
+
+    # Over SSH no browser opens here: the sign-in is by device code, which this client was not
+    # registered for, so it fails at once instead of waiting for a browser.
+    env = lk.env(SSH_CONNECTION="192.0.2.1 50000 192.0.2.2 22")
+    (refusal, echo), stderr = through_proxy(lk, steps, env=env)
+    assert "the sign-in for no-such-scope failed" in refusal and "device" in refusal, (refusal, stderr)
+    assert echo == "echo: proof ok", (echo, stderr)
+
+
+def test_a_server_that_still_asks_for_more_scope_after_the_sign_in_gets_that_request_refused(lk, proof_server):
+    add(lk, proof_server.url)
+
+    async def steps(session):
+        with pytest.raises(McpError) as refused:
+            await session.call_tool("needs_what_none_grants", {})
+        return str(refused.value)
+
+    # glewlwyd leaves out a scope it does not know: the sign-in succeeds, the server still refuses.
+    refusal, stderr = through_proxy(lk, steps)
+    assert "still asks for no-such-scope after a sign-in asking for it" in refusal, (refusal, stderr)

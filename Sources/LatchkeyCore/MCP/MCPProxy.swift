@@ -182,7 +182,15 @@ public final class MCPProxy: Sendable {
             case .insufficientScope(let scopes) where !steppedUp:
                 steppedUp = true
                 log("the MCP server asks for more scope (\(scopes.joined(separator: " "))); signing in again")
-                try await credentials.signInAgain(adding: scopes)
+                do {
+                    try await credentials.signInAgain(adding: scopes)
+                } catch {
+                    // This request cannot be had; the others may need no more than the token has.
+                    try Task.checkCancellation()
+                    let reason = (error as? any LatchkeyError)?.description ?? String(describing: error)
+                    refuse(message, "the sign-in for \(scopes.joined(separator: " ")) failed: \(reason)")
+                    return
+                }
                 continue
             case .insufficientScope(let scopes):
                 refuse(message, "the MCP server still asks for \(scopes.joined(separator: " ")) after a sign-in asking for it (HTTP 403)")
