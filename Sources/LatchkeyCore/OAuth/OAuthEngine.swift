@@ -131,8 +131,12 @@ public struct OAuthEngine: Sendable {
     private func identity(
         from tokens: TokenResponse, provider: OAuthProvider, metadata: ServerMetadata, nonce: Secret?
     ) async throws -> Identity {
-        // Plain OAuth 2.0: who signed in comes from the userinfo endpoint.
+        // Plain OAuth 2.0: who signed in comes from the userinfo endpoint, or, at a server that
+        // has none, from the access token as far as it says (AccessTokenIdentity).
         guard provider.isOpenID else {
+            guard metadata.userinfoEndpoint != nil else {
+                return AccessTokenIdentity.identity(of: tokens.accessToken, issuer: Self.issuer(of: metadata))
+            }
             return try await userinfoIdentity(accessToken: tokens.accessToken, provider: provider, metadata: metadata)
         }
         guard let idToken = tokens.idToken else {
@@ -193,8 +197,13 @@ public struct OAuthEngine: Sendable {
         guard let subject = account.subject else {
             throw UserinfoError.unusable(provider: provider.name, reason: "no \"\(fields.id)\" member (account_id_field)")
         }
-        let issuer = metadata.issuer ?? Self.origin(of: metadata.tokenEndpoint)
-        return Identity(issuer: issuer, subject: subject, displayName: account.displayName)
+        return Identity(issuer: Self.issuer(of: metadata), subject: subject, displayName: account.displayName)
+    }
+
+    /// The issuer a plain OAuth 2.0 account is kept under: the metadata's, else the token
+    /// endpoint's origin (a provider file listing its endpoints need not name an issuer).
+    static func issuer(of metadata: ServerMetadata) -> String {
+        metadata.issuer ?? origin(of: metadata.tokenEndpoint)
     }
 
     static func origin(of url: URL) -> String {
