@@ -4,6 +4,27 @@ public import LatchkeyVault
 
 /// `latchkey status --json`: identities and expiry, never a token.
 public struct StatusReport: Encodable, Sendable {
+    /// AWS credentials kept with an account (`aws-credential`): which role, until when; never a key.
+    public struct AWSRole: Encodable, Sendable {
+        public var roleARN, sessionName, stsEndpoint: String
+        public var expiresAt: Date
+        public var expiresIn: Int
+
+        enum CodingKeys: String, CodingKey {
+            case roleARN = "role_arn"
+            case sessionName = "session_name"
+            case stsEndpoint = "sts_endpoint"
+            case expiresAt = "expires_at"
+            case expiresIn = "expires_in"
+        }
+
+        /// One line under its account in `status`.
+        public var summary: String {
+            let when = expiresIn > 0 ? "expires in \(Account.duration(expiresIn))" : "expired \(Account.duration(-expiresIn)) ago"
+            return "AWS \(TerminalText.sanitized(roleARN)) as \(TerminalText.sanitized(sessionName))  \(when)"
+        }
+    }
+
     public struct Account: Encodable, Sendable {
         public var provider, account, subject, issuer, keystore: String
         public var expiresAt: Date?
@@ -18,6 +39,8 @@ public struct StatusReport: Encodable, Sendable {
         /// The account config.toml maps its provider to in the working directory
         /// (`[directories."PATH"]`): what a bare provider name means here.
         public var appliesHere = false
+        /// The AWS credentials kept with the account, soonest to expire first.
+        public var awsCredentials: [AWSRole] = []
 
         enum CodingKeys: String, CodingKey {
             case provider, account, subject, issuer, keystore
@@ -29,6 +52,7 @@ public struct StatusReport: Encodable, Sendable {
             case lastError = "last_error"
             case appliesHere = "applies_here"
             case dpop
+            case awsCredentials = "aws_credentials"
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -46,6 +70,7 @@ public struct StatusReport: Encodable, Sendable {
             try container.encode(isDefault, forKey: .isDefault)
             try container.encode(appliesHere, forKey: .appliesHere)
             try container.encode(dpop, forKey: .dpop)
+            try container.encode(awsCredentials, forKey: .awsCredentials)
         }
 
         public var summary: String {
@@ -58,6 +83,7 @@ public struct StatusReport: Encodable, Sendable {
             if let secondFactor { text += "  second factor: \(TerminalText.sanitized(secondFactor))" }
             text += "  [\(keystore)]"
             if let lastError { text += "\n    last error: \(TerminalText.sanitized(lastError))" }
+            for role in awsCredentials { text += "\n    " + role.summary }
             return text
         }
 
@@ -84,7 +110,12 @@ public struct StatusReport: Encodable, Sendable {
                 provider: record.provider, account: record.label, subject: record.subject, issuer: record.issuer, keystore: keystore,
                 expiresAt: record.expiresAt, expiresIn: record.expiresAt.map { Int(wholeSeconds: $0.timeIntervalSince(now)) },
                 refreshToken: record.refreshToken != nil, secondFactor: record.secondFactor, lastError: record.lastError,
-                isDefault: record.isDefault == true, dpop: record.isProofBound, appliesHere: mapped.contains(index))
+                isDefault: record.isDefault == true, dpop: record.isProofBound, appliesHere: mapped.contains(index),
+                awsCredentials: (record.awsCredentials ?? []).sorted { $0.expiresAt < $1.expiresAt }.map { kept in
+                    AWSRole(
+                        roleARN: kept.roleARN, sessionName: kept.sessionName, stsEndpoint: kept.endpoint, expiresAt: kept.expiresAt,
+                        expiresIn: Int(wholeSeconds: kept.expiresAt.timeIntervalSince(now)))
+                })
         }
     }
 

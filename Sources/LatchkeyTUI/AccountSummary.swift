@@ -28,6 +28,22 @@ public struct AccountSummary: Sendable, Equatable {
     public var isDefault: Bool
     /// config.toml maps its provider to it in the directory the screen runs in (`m`).
     public var appliesHere = false
+    /// The AWS roles whose credentials are kept with the account (`aws-credential`) and when
+    /// each expires, soonest first; never the keys.
+    public var awsRoles: [AWSRole] = []
+
+    /// One role's kept credentials as the detail pane shows them.
+    public struct AWSRole: Sendable, Equatable {
+        public var roleARN: String
+        public var sessionName: String
+        public var expiresAt: Date
+
+        public init(roleARN: String, sessionName: String, expiresAt: Date) {
+            self.roleARN = roleARN
+            self.sessionName = sessionName
+            self.expiresAt = expiresAt
+        }
+    }
 
     public init(
         id: ID, displayName: String?, expiresAt: Date?, scopes: [String], hasRefreshToken: Bool, secondFactor: String? = nil,
@@ -49,6 +65,9 @@ public struct AccountSummary: Sendable, Equatable {
             id: ID(provider: record.provider, issuer: record.issuer, subject: record.subject), displayName: record.displayName,
             expiresAt: record.expiresAt, scopes: record.scopes, hasRefreshToken: record.refreshToken != nil,
             secondFactor: record.secondFactor, lastError: record.lastError, isDefault: record.isDefault == true)
+        awsRoles = (record.awsCredentials ?? []).sorted { $0.expiresAt < $1.expiresAt }.map {
+            AWSRole(roleARN: $0.roleARN, sessionName: $0.sessionName, expiresAt: $0.expiresAt)
+        }
     }
 
     /// What a person calls the account: its display name (usually the email), else its subject.

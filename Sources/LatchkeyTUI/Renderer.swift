@@ -222,7 +222,9 @@ public enum Renderer {
     }
 
     static func list(_ state: AppState, width: Int, height: Int) -> [[Frame.Span]] {
-        let detailHeight = min(9, max(3, height / 2))
+        let details = detail(state, width: width)
+        // Nine rows hold an account's fields; its AWS roles may take up to half the screen.
+        let detailHeight = min(max(9, details.count), max(3, height / 2))
         let listHeight = height - detailHeight - 1
         let columns = Columns(width: width)
         var lines: [[Frame.Span]] = []
@@ -248,7 +250,7 @@ public enum Renderer {
         }
         while lines.count < listHeight { lines.append(blank(width)) }
         lines.append(line(width) { $0.append(String(repeating: "─", count: width), .dim) })
-        lines += detail(state, width: width).prefix(detailHeight)
+        lines += details.prefix(detailHeight)
         return lines
     }
 
@@ -320,6 +322,12 @@ public enum Renderer {
                 fields.append(("Last error", safe(reason), .error))
             } else {
                 fields.append(("Last error", "none", .normal))
+            }
+            for role in account.awsRoles {
+                let left = role.expiresAt.timeIntervalSince(state.now)
+                let when = left > 0 ? "expires in \(TimeText.short(left))" : "expired"
+                // The expiry first: a long role ARN is cut at the window's edge, never the time.
+                fields.append(("AWS role", "\(when)  \(safe(role.roleARN)) as \(safe(role.sessionName))", left > 0 ? .normal : .warning))
             }
         } else if let provider = state.selectedProvider {
             fields.append(("Provider", "\(safe(provider.displayName)) (\(safe(provider.name)))", .normal))

@@ -105,6 +105,24 @@ struct RendererTests {
         #expect(text.contains("Expires        2023-11-14T23:13:20Z (in 1h 00m)"))
     }
 
+    @Test("the detail pane has a line per AWS role kept with the account, soonest to expire first, with its expiry")
+    func detailPaneAWSRoles() {
+        var account = Fixtures.account("a", "alice@example.test")
+        account.awsRoles = [
+            AccountSummary.AWSRole(
+                roleARN: "arn:aws:iam::123456789012:role/old", sessionName: "alice", expiresAt: Fixtures.now.addingTimeInterval(-60)),
+            AccountSummary.AWSRole(
+                roleARN: "arn:aws:iam::123456789012:role/deploy", sessionName: "alice\u{1B}[2J",
+                expiresAt: Fixtures.now.addingTimeInterval(3300)),
+        ]
+        var state = Fixtures.state(accounts: [account], size: TerminalSize(rows: 24, columns: 120))
+        _ = state.handle(.key(.down))
+        let lines = screen(state).1
+        #expect(lines.contains { $0.contains("AWS role       expired  arn:aws:iam::123456789012:role/old as alice") })
+        #expect(lines.contains { $0.contains("AWS role       expires in 55m 00s  arn:aws:iam::123456789012:role/deploy as alice\\x1B[2J") })
+        #expect(lines.contains { $0.contains("Last error") }, "the account's own fields stay")
+    }
+
     @Test("escape sequences in an error description are drawn as inert text")
     func escapesAreInert() {
         var state = Fixtures.state(accounts: [

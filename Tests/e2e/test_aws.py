@@ -245,3 +245,29 @@ def test_a_malformed_role_arn_or_plain_http_sts_is_refused_before_anything_is_se
     assert insecure.code == EX_USAGE and "STS endpoint" in insecure.stderr, insecure
     no_role = lk.run("aws-credential", "a")
     assert no_role.code == EX_USAGE and "aws_role_arn" in no_role.stderr, no_role
+
+
+def test_status_shows_each_kept_roles_expiry_and_never_a_key_and_logout_forgets_them(lk, idp_a, moto):
+    signed_in(lk, idp_a)
+    keys = [json.loads(lk.ok("aws-credential", "a", "--role-arn", role, "--sts-endpoint", moto.url, "--duration", duration).stdout)
+            for role, duration in ((ROLE, "3600"), (ROLE + "-2", "900"))]
+    report = lk.ok("status", "--json")
+    (account,) = json.loads(report.stdout)["accounts"]
+    kept = account["aws_credentials"]
+    assert [entry["role_arn"] for entry in kept] == [ROLE + "-2", ROLE], "soonest to expire first"
+    assert {entry["session_name"] for entry in kept} == {ALICE}
+    assert all(entry["sts_endpoint"] == moto.url + "/" or entry["sts_endpoint"] == moto.url for entry in kept), kept
+    assert 800 < kept[0]["expires_in"] <= 900 and 3500 < kept[1]["expires_in"] <= 3600, kept
+    assert kept[1]["expires_at"] == keys[0]["Expiration"].replace("+00:00", "Z"), "STS's Expiration"
+    listing = lk.ok("status").stdout
+    assert f"AWS {ROLE} as {ALICE}  expires in 59m" in listing or f"AWS {ROLE} as {ALICE}  expires in 1h 0m" in listing, listing
+    assert f"AWS {ROLE}-2 as {ALICE}  expires in 1" in listing, listing
+    for key in keys:
+        for secret in (key["AccessKeyId"], key["SecretAccessKey"], key["SessionToken"]):
+            assert secret not in report.stdout and secret not in listing, "status shows no key"
+
+    lk.ok("logout", "a")
+    assert lk.login("a", user="alice").code == EX_OK
+    (account,) = json.loads(lk.ok("status", "--json").stdout)["accounts"]
+    assert account["aws_credentials"] == [], "logout forgot them"
+    assert "AWS " not in lk.ok("status").stdout
