@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
+from test_agent_confirm import waiting_request
 from conftest import ALICE, EX_OK, EX_VAULT, LATCHKEY_BIN, _die_with_parent
 from test_agent_forwarding import RemoteHost, sshd, start_forwarding  # noqa: F401  (fixture)
 from test_aws import AWS, AWSCLI, ROLE, moto  # noqa: F401  (fixture)
@@ -122,3 +124,26 @@ def test_a_forwarded_host_is_refused_an_unlisted_role_another_sts_endpoint_and_a
     assert same_endpoint.returncode == EX_OK, "the provider file's own endpoint may be named"
     local = lk.ok("aws-credential", "b", "--role-arn", UNLISTED_ROLE)
     assert set(json.loads(local.stdout)) == CREDENTIAL_KEYS, "locally any role, any account"
+
+
+def test_a_confirm_account_gets_aws_credentials_from_the_agent_only_once_a_person_agrees(lk, idp_a, moto, agents):
+    lk.add_provider("a", idp_a, confirm=True, aws_role_arn=ROLE, aws_sts_endpoint=moto.url)
+    assert lk.login("a", user="alice").code == EX_OK
+    agent = agents()
+    moto.start_recording()
+    denied = lk.start("aws-credential", "a", env=agent_env(agent))
+    assert lk.run("deny", str(waiting_request(denied)), env=agent_env(agent)).code == EX_OK
+    result = denied.finish(30)
+    assert result.code == EX_VAULT and result.stdout == "", result
+    assert f"the release of a token of a:{ALICE} was denied" in result.stderr, result
+    assert moto.assume_role_requests() == [], "a refused release costs no STS request"
+
+    approved = lk.start("aws-credential", "a", env=agent_env(agent))
+    request = waiting_request(approved)
+    time.sleep(0.5)
+    assert approved.running(), "no credentials before a person agreed"
+    assert lk.run("approve", str(request), env=agent_env(agent)).code == EX_OK
+    result = approved.finish(30)
+    assert result.code == EX_OK and set(json.loads(result.stdout)) == CREDENTIAL_KEYS, result
+    assert len(moto.assume_role_requests()) == 1
+    assert lk.run("agent", "log", "--json").json()[-1]["outcome"] == "released"
