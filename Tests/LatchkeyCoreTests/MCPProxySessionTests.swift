@@ -182,3 +182,33 @@ struct MCPProxySessionTests {
         #expect(session.abandon(nil, reason: "again").isEmpty)
     }
 }
+
+@Suite("mcp config: the entry each agent's configuration takes")
+struct MCPClientConfigurationTests {
+    let url = URL(string: "https://mcp.example.com/mcp")!
+
+    @Test("Claude Code: the server over HTTP with latchkey mcp headers as its headersHelper, as JSON")
+    func claude() throws {
+        let text = MCPClientConfiguration.claude.entry(name: "example", url: url)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: [String: [String: String]]])
+        #expect(
+            object["mcpServers"]?["example"] == [
+                "type": "http", "url": "https://mcp.example.com/mcp", "headersHelper": "latchkey mcp headers example",
+            ])
+    }
+
+    @Test("Codex: a stdio server running the proxy, the table's name quoted (a host name has dots)")
+    func codex() {
+        #expect(
+            MCPClientConfiguration.codex.entry(name: "mcp.example.com", url: url) == """
+                [mcp_servers."mcp.example.com"]
+                command = "latchkey"
+                args = ["mcp", "proxy", "mcp.example.com"]
+                """)
+    }
+
+    @Test("generic: the stdio command alone")
+    func generic() {
+        #expect(MCPClientConfiguration.generic.entry(name: "example", url: url) == "latchkey mcp proxy example")
+    }
+}
