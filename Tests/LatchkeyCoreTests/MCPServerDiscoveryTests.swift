@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyTestSupport
+import LatchkeyVault
 import Testing
 
 @testable import LatchkeyCore
@@ -80,11 +81,12 @@ struct MCPServerDiscoveryTests {
         return transport
     }
 
-    static func draft(_ transport: RecordingTransport, url: String = server, scopes: [String]? = nil, clientID: String? = nil)
-        async throws -> ProviderDraft
-    {
+    static func draft(
+        _ transport: RecordingTransport, url: String = server, scopes: [String]? = nil, clientID: String? = nil,
+        clientMetadataURL: String? = nil
+    ) async throws -> ProviderDraft {
         try await MCPServerDiscovery(engine: OAuthEngine(transport: transport)).draft(
-            for: url, name: "mcp", scopes: scopes, clientID: clientID)
+            for: url, name: "mcp", scopes: scopes, clientID: clientID, clientMetadataURL: clientMetadataURL)
     }
 
     static func error(_ transport: RecordingTransport, url: String = server) async -> MCPDiscoveryError? {
@@ -196,6 +198,63 @@ struct MCPServerDiscoveryTests {
         let draft = try await Self.draft(Self.transport(registration: false), clientID: "given")
         #expect(draft.clientID == "given" && !draft.registersDynamically)
         #expect(try #require(draft.blankProvider()).client.clientID == "given")
+    }
+
+    static let clientMetadataURL = "https://client.example.net/latchkey/client.json"
+
+    /// An authorization server found by RFC 8414 whose metadata is the Client ID Metadata
+    /// Document draft's example (§6), with `client_id_metadata_document_supported` as given.
+    static func cimdTransport(supported: Bool) -> RecordingTransport {
+        let transport = Self.transport()
+        transport.route(
+            "/.well-known/oauth-authorization-server",
+            json: #"""
+                {"issuer": "https://auth.example.com", "authorization_endpoint": "https://auth.example.com/authorize",
+                 "token_endpoint": "https://auth.example.com/token", "registration_endpoint": "https://auth.example.com/register",
+                 "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none", "private_key_jwt"],
+                 "client_id_metadata_document_supported": \#(supported)}
+                """#)
+        return transport
+    }
+
+    @Test("--client-metadata-url is the client ID where the server takes metadata documents: no registration")
+    func clientMetadataDocument() async throws {
+        let transport = Self.cimdTransport(supported: true)
+        let draft = try await Self.draft(transport, clientMetadataURL: Self.clientMetadataURL)
+        #expect(draft.clientID == Self.clientMetadataURL && !draft.registersDynamically && !draft.isOpenID)
+        let provider = try #require(draft.blankProvider())
+        #expect(provider.client.clientID == Self.clientMetadataURL && provider.client.choices.registration != .dynamic)
+        #expect(transport.sent(to: "/register").isEmpty)
+        // --client-id still wins: it is a client the person registered.
+        #expect(try await Self.draft(transport, clientID: "given", clientMetadataURL: Self.clientMetadataURL).clientID == "given")
+    }
+
+    @Test("--client-metadata-url at a server that does not say it takes one is refused, not replaced by registration")
+    func clientMetadataDocumentNotOffered() async throws {
+        for transport in [Self.cimdTransport(supported: false), Self.transport()] {
+            await #expect(throws: MCPDiscoveryError.noClientMetadataDocuments(issuer: "https://auth.example.com")) {
+                try await Self.draft(transport, clientMetadataURL: Self.clientMetadataURL)
+            }
+            #expect(transport.sent(to: "/register").isEmpty)
+        }
+    }
+
+    @Test(
+        "a --client-metadata-url no document can be named by is refused before any request",
+        arguments: [
+            "http://client.example.net/client.json", "https://client.example.net", "https://client.example.net/",
+            "https://user:pw@client.example.net/client.json", "https://client.example.net/client.json#frag", "client.json",
+            #"https://client.example.net/a"b.json"#, "https://client.example.net/a\\b.json",
+        ])
+    func badClientMetadataURL(raw: String) async throws {
+        let transport = Self.cimdTransport(supported: true)
+        let error = await #expect(throws: MCPDiscoveryError.self) { try await Self.draft(transport, clientMetadataURL: raw) }
+        guard case .badClientMetadataURL = error else {
+            Issue.record("not refused as a bad --client-metadata-url: \(String(describing: error))")
+            return
+        }
+        #expect(error?.category == .usage)
+        #expect(transport.sent.isEmpty)
     }
 
     @Test("a URL that is plain http elsewhere than loopback is refused before any request")

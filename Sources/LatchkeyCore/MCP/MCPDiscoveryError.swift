@@ -13,12 +13,16 @@ public enum MCPDiscoveryError: LatchkeyError, Equatable {
     case noServerMetadata(issuer: String, reasons: [String])
     case noRegistration(issuer: String)
     case badScope(String)
+    /// `--client-metadata-url` is no URL a Client ID Metadata Document can live at.
+    case badClientMetadataURL(String)
+    /// `--client-metadata-url` was given, but the authorization server does not say it takes one.
+    case noClientMetadataDocuments(issuer: String)
     /// The name is another provider's; refused before the server is asked anything.
     case nameTaken(name: String, file: String)
 
     public var category: FailureCategory {
         switch self {
-        case .badURL(nil, _): return .usage
+        case .badURL(nil, _), .badClientMetadataURL: return .usage
         case .nameTaken: return .cannotCreate
         default: return .rejected
         }
@@ -54,6 +58,11 @@ public enum MCPDiscoveryError: LatchkeyError, Equatable {
             return "a provider called \(name) exists already (\(file)) and is left as it is; choose another name with --name"
         case .badScope(let scope):
             return "the scope \"\(scope)\" is not an RFC 6749 §3.3 scope-token (visible ASCII, no quote or backslash); nothing was written"
+        case .badClientMetadataURL(let problem):
+            return "--client-metadata-url is unusable as a client ID: \(problem); nothing was written"
+        case .noClientMetadataDocuments(let issuer):
+            return
+                "the authorization server \(TerminalText.sanitized(issuer, maxLength: 200)) does not take Client ID Metadata Documents (no client_id_metadata_document_supported: true in its metadata); leave out --client-metadata-url to register dynamically, or give --client-id; nothing was written"
         case .noRegistration(let issuer):
             return
                 "the authorization server \(TerminalText.sanitized(issuer, maxLength: 200)) offers no dynamic client registration (no registration_endpoint); register a client there and give its ID with --client-id"

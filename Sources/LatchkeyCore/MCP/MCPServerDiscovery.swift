@@ -14,10 +14,16 @@ public struct MCPServerDiscovery: Sendable {
 
     /// The provider file to write for the MCP server at `raw`, called `name`: its issuer and
     /// kind, `resources` and `mcp_url` set to the server's canonical URI, the scopes of `scopes`,
-    /// else the challenge's, else the metadata's, and `registration = "dynamic"` unless
-    /// `clientID` is given. Throws when the server asks for no sign-in, its metadata names
-    /// another resource, or the authorization server offers no way to register.
-    public func draft(for raw: String, name: String, scopes: [String]?, clientID: String?) async throws -> ProviderDraft {
+    /// else the challenge's, else the metadata's; `clientID` as the client ID when given, else
+    /// `clientMetadataURL` (a Client ID Metadata Document) where the authorization server takes
+    /// one, else `registration = "dynamic"`. Throws when the server asks for no sign-in, its
+    /// metadata names another resource, or the authorization server offers no way to register
+    /// (or takes no metadata document when one was given).
+    public func draft(for raw: String, name: String, scopes: [String]?, clientID: String?, clientMetadataURL: String? = nil)
+        async throws -> ProviderDraft
+    {
+        // Checked before any request: it is the person's, not the server's.
+        let metadataDocument = try clientMetadataURL.map(Self.clientMetadataDocument)
         let server: URL
         switch EndpointURL.validate(raw) {
         case .success(let url): server = url
@@ -42,12 +48,34 @@ public struct MCPServerDiscovery: Sendable {
             throw MCPDiscoveryError.badScope(TerminalText.sanitized(bad, maxLength: 80))
         }
         draft.scopes = named
-        let registrationEndpoint = try await authorizationServer(of: &draft)
-        if clientID == nil {
-            guard registrationEndpoint != nil else { throw MCPDiscoveryError.noRegistration(issuer: issuer) }
+        let serverMetadata = try await authorizationServer(of: &draft)
+        if clientID == nil, let metadataDocument {
+            guard serverMetadata.acceptsClientIDMetadataDocuments else {
+                throw MCPDiscoveryError.noClientMetadataDocuments(issuer: issuer)
+            }
+            draft.clientID = metadataDocument.absoluteString
+        } else if clientID == nil {
+            guard serverMetadata.registrationEndpoint != nil else { throw MCPDiscoveryError.noRegistration(issuer: issuer) }
             draft.registersDynamically = true
         }
         return draft
+    }
+
+    /// `--client-metadata-url` as a client ID: an https URL with a path, no fragment and no
+    /// user information (Client ID Metadata Document draft §3), which the authorization server
+    /// fetches; written as `client_id`, so it must also be what a provider file can hold.
+    static func clientMetadataDocument(_ raw: String) throws(MCPDiscoveryError) -> URL {
+        guard let components = URLComponents(string: raw), let url = components.url, components.scheme == "https",
+            let host = components.host, !host.isEmpty
+        else { throw .badClientMetadataURL("not an https URL") }
+        guard components.fragment == nil, components.user == nil, components.password == nil else {
+            throw .badClientMetadataURL("it may have no fragment and no user information")
+        }
+        guard components.path.count > 1 else { throw .badClientMetadataURL("it needs a path naming the document") }
+        guard raw.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C }) else {
+            throw .badClientMetadataURL("only visible ASCII without quotes or backslashes")
+        }
+        return url
     }
 
     /// `scope-token` (RFC 6749 §3.3): one or more of `%x21 / %x23-5B / %x5D-7E`.
@@ -101,8 +129,8 @@ public struct MCPServerDiscovery: Sendable {
 
     /// Reads the issuer's metadata as the provider file will (RFC 8414 for `kind = "oauth2"`,
     /// then OpenID discovery for `"oidc"`), sets the draft's kind to the one found and returns
-    /// its `registration_endpoint`.
-    func authorizationServer(of draft: inout ProviderDraft) async throws -> URL? {
+    /// that metadata.
+    func authorizationServer(of draft: inout ProviderDraft) async throws -> ServerMetadata {
         var failures: [String] = []
         for isOpenID in [false, true] {
             draft.isOpenID = isOpenID
@@ -110,8 +138,7 @@ public struct MCPServerDiscovery: Sendable {
                 throw MCPDiscoveryError.badURL(field: "authorization_servers", "not an issuer")
             }
             do {
-                let metadata = try await engine.metadata(for: provider, fresh: true)
-                return metadata.registrationEndpoint
+                return try await engine.metadata(for: provider, fresh: true)
             } catch DiscoveryError.unreadableDocument(_, let reason) {
                 failures.append(reason)
             }

@@ -29,6 +29,9 @@ public struct ServerMetadata: Sendable, Equatable {
     public var dpopSigningAlgorithms: [String]?
     /// `registration_endpoint` (RFC 8414 §2, RFC 7591 §3)
     public var registrationEndpoint: URL?
+    /// `client_id_metadata_document_supported` (OAuth Client ID Metadata Document draft §4):
+    /// a URL may be the client ID, the server fetching the client's metadata from it.
+    public var acceptsClientIDMetadataDocuments = false
 
     public init(
         issuer: String?, authorizationEndpoint: URL, tokenEndpoint: URL, revocationEndpoint: URL? = nil,
@@ -105,6 +108,7 @@ public struct ServerMetadata: Sendable, Equatable {
         metadata.requiresPushedAuthorizationRequests = document?.requirePushedAuthorizationRequests ?? false
         metadata.dpopSigningAlgorithms = document?.dpopSigningAlgValuesSupported
         metadata.registrationEndpoint = try endpoint(nil, document?.registrationEndpoint, "registration_endpoint")
+        metadata.acceptsClientIDMetadataDocuments = document?.clientIDMetadataDocumentSupported ?? false
         return metadata
     }
 }
@@ -124,6 +128,7 @@ public struct DiscoveryDocument: Decodable, Sendable {
     public var requirePushedAuthorizationRequests: Bool?
     public var dpopSigningAlgValuesSupported: [String]?
     public var registrationEndpoint: String?
+    public var clientIDMetadataDocumentSupported: Bool?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -139,6 +144,7 @@ public struct DiscoveryDocument: Decodable, Sendable {
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
         case registrationEndpoint = "registration_endpoint"
+        case clientIDMetadataDocumentSupported = "client_id_metadata_document_supported"
     }
 }
 

@@ -28,6 +28,12 @@ struct AddMCPServer: AsyncParsableCommand {
     @Option(name: .customLong("client-id"), help: "A client ID registered at the authorization server, instead of registering one.")
     var clientID: String?
     @Option(
+        name: .customLong("client-metadata-url"),
+        help:
+            "The https URL of a Client ID Metadata Document you host, used as the client ID where the authorization server takes one (client_id_metadata_document_supported), instead of registering."
+    )
+    var clientMetadataURL: String?
+    @Option(
         name: .customLong("loopback-port"),
         help:
             "A port for the loopback redirect, written to the file as loopback_port (repeatable): for a server that matches redirect URIs port and all."
@@ -40,6 +46,9 @@ struct AddMCPServer: AsyncParsableCommand {
     func validate() throws {
         if timeout <= 0 { throw ValidationError("--timeout must be positive") }
         if let scopes, scopes.split(separator: " ").isEmpty { throw ValidationError("--scopes must name at least one scope") }
+        if clientID != nil && clientMetadataURL != nil {
+            throw ValidationError("give --client-id or --client-metadata-url, not both: each is the client ID")
+        }
     }
 
     func run() async throws {
@@ -53,7 +62,8 @@ struct AddMCPServer: AsyncParsableCommand {
                 throw MCPDiscoveryError.nameTaken(name: name, file: taken.sourceFile)
             }
             var draft = try await MCPServerDiscovery(engine: context.service.engine).draft(
-                for: url, name: name, scopes: scopes.map { $0.split(separator: " ").map(String.init) }, clientID: clientID)
+                for: url, name: name, scopes: scopes.map { $0.split(separator: " ").map(String.init) }, clientID: clientID,
+                clientMetadataURL: clientMetadataURL)
             draft.loopbackPorts = loopbackPorts
             let file = try ProviderPresets(environment: environment).write(draft, into: directories[0], alongside: directories)
             Output.info("Added \(file) for the MCP server \(draft.mcpURL ?? url).")
