@@ -18,7 +18,7 @@ import requests
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import EX_OK, EX_USAGE, REPO, ServerProcess, assert_clean_stderr
+from conftest import EX_OK, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr
 from test_glewlwyd import free_ports
 
 # Access tokens live this long, so that one is refreshed within the test: Latchkey's margin is
@@ -110,7 +110,7 @@ def test_mcp_add_signs_in_at_the_sdks_authorization_server_and_the_sdks_client_c
 def test_a_client_metadata_url_is_refused_where_the_sdks_server_does_not_take_one_and_nothing_is_written(lk, sdk_server):
     # mcp 1.30.0's authorization server does not advertise client_id_metadata_document_supported.
     result = lk.run("mcp", "add", sdk_server.url, "--client-metadata-url", "https://client.example.net/latchkey.json")
-    assert result.code != EX_OK and "does not take Client ID Metadata Documents" in result.stderr, result
+    assert result.code == EX_REJECTED and "does not take Client ID Metadata Documents" in result.stderr, result
     assert "--client-id" in result.stderr and "nothing was written" in result.stderr, result
     assert list(lk.providers_dir.iterdir()) == []
     both = lk.run("mcp", "add", sdk_server.url, "--client-id", "c", "--client-metadata-url", "https://client.example.net/c.json")
