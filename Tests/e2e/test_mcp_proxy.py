@@ -26,6 +26,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
+from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
 from conftest import EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess
 from test_mcp import call_whoami
 from test_glewlwyd import Glewlwyd, free_ports
@@ -274,9 +275,9 @@ class HostileServer:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
-def initialize_raw(lk, timeout=20):
+def initialize_raw(lk, env=None):
     """`mcp proxy` with its stdin and stdout kept here, after an initialize request (id 1)."""
-    proxy = subprocess.Popen([str(lk.binary), "mcp", "proxy", NAME], env=lk.env(), cwd=lk.root, stdin=subprocess.PIPE,
+    proxy = subprocess.Popen([str(lk.binary), "mcp", "proxy", NAME], env=lk.env(**(env or {})), cwd=lk.root, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proxy.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}) + "\n").encode())
@@ -542,3 +543,15 @@ def test_a_server_that_still_asks_for_more_scope_after_the_sign_in_gets_that_req
     # glewlwyd leaves out a scope it does not know: the sign-in succeeds, the server still refuses.
     refusal, stderr = through_proxy(lk, steps)
     assert "still asks for no-such-scope after a sign-in asking for it" in refusal, (refusal, stderr)
+
+
+def test_a_dpop_bound_token_from_the_agent_is_refused_with_the_reason_not_sent_as_bearer(lk, proof_server, agents):
+    add(lk, proof_server.url)
+    del proof_server.requests[:]
+    proxy = initialize_raw(lk, env=agent_env(agents()))
+    answer = read_line(proxy, 20)
+    assert answer["id"] == 1 and "makes no proofs" in answer["error"]["message"], answer
+    assert proxy.wait(timeout=10) == EX_USAGE
+    assert "makes no proofs" in proxy.stderr.read().decode()
+    # Nothing reached the server: the token never left as a Bearer token.
+    assert proof_server.requests == [], proof_server.requests

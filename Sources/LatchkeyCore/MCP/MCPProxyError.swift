@@ -14,13 +14,16 @@ public enum MCPProxyError: LatchkeyError, Equatable {
     case noToken(reason: String)
     /// The provider file names no MCP server (`mcp_url`).
     case notAnMCPServer(provider: String)
+    /// The agent answered with a DPoP-bound token: each request needs a proof made with the key
+    /// in the vault, which the agent does not make for a client.
+    case proofBoundThroughAgent(account: String)
 
     public var category: FailureCategory {
         switch self {
         case .serverGone, .sessionEnded: return .unavailable
         case .garbage: return .rejected
         case .noToken: return .notFound
-        case .notAnMCPServer: return .usage
+        case .notAnMCPServer, .proofBoundThroughAgent: return .usage
         }
     }
 
@@ -37,6 +40,9 @@ public enum MCPProxyError: LatchkeyError, Equatable {
                 "the MCP server \(TerminalText.sanitized(server, maxLength: 200)) ended the session; the client must start the proxy again to begin a new one"
         case .noToken(let reason):
             return "no token for the MCP server: \(reason)"
+        case .proofBoundThroughAgent(let account):
+            return
+                "\(TerminalText.sanitized(account, maxLength: 120)) has DPoP-bound tokens and its token came from the agent, which makes no proofs for its clients; run `latchkey mcp proxy` where the account's vault is, without LATCHKEY_AGENT"
         case .notAnMCPServer(let provider):
             return
                 "\(TerminalText.sanitized(provider, maxLength: 120)) names no MCP server (no mcp_url in its provider file); add the server with `latchkey mcp add URL`"

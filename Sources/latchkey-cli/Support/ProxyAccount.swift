@@ -19,6 +19,8 @@ struct ProxyAccount: MCPProxyCredentials {
     func authorization(method: String, url: URL, renewed: Bool, nonce: String?) async throws -> [(String, String)] {
         let request = ThroughAgent.tokenRequest(selector, minimumLifetime: 60, tokens: .access)
         if let answer = try ThroughAgent.ask(request, context: context), let token = answer.accessToken {
+            // Sent as Bearer it would only be refused; say why instead.
+            guard answer.proofBound != true else { throw MCPProxyError.proofBoundThroughAgent(account: answer.account ?? selector) }
             return [("Authorization", "Bearer " + token.exposedValue)]
         }
         let service = context.service
