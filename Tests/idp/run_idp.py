@@ -50,6 +50,8 @@ def parse_args(argv):
     p.add_argument("--data-dir", required=True, help="directory for db.sqlite3 and requests.log")
     p.add_argument("--access-token-seconds", type=int, default=3600)
     p.add_argument("--client-id", default="latchkey-test")
+    p.add_argument("--refresh-token-reuse-protection", action="store_true",
+                   help="revoke a refresh token's whole family when a rotated one is used again, as providers in the field do")
     p.add_argument(
         "--redirect-paths",
         default="",
@@ -147,6 +149,7 @@ def main(argv=None):
     os.environ["LATCHKEY_IDP_NAME"] = args.name
     os.environ["LATCHKEY_IDP_DATA_DIR"] = str(data_dir)
     os.environ["LATCHKEY_IDP_ACCESS_TOKEN_SECONDS"] = str(args.access_token_seconds)
+    os.environ["LATCHKEY_IDP_REUSE_PROTECTION"] = "1" if args.refresh_token_reuse_protection else "0"
     sys.path.insert(0, str(HERE))
 
     import django

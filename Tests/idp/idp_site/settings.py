@@ -144,6 +144,8 @@ OAUTH2_PROVIDER = {
     "PKCE_REQUIRED": True,
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    # run_idp.py --refresh-token-reuse-protection: a rotated refresh token used again revokes its family.
+    "REFRESH_TOKEN_REUSE_PROTECTION": os.environ.get("LATCHKEY_IDP_REUSE_PROTECTION") == "1",
     "ACCESS_TOKEN_EXPIRE_SECONDS": ACCESS_TOKEN_SECONDS,
     "ID_TOKEN_EXPIRE_SECONDS": 3600,
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
