@@ -230,7 +230,7 @@ def test_bash_completes_commands_presets_git_operations_and_keystores(lk, prefix
     assert {"login", "token", "exec", "providers", "doctor"} <= set(bash_complete(lk, prefix, latchkey, ""))
     assert bash_complete(lk, prefix, latchkey, "providers", "add", "g") == ["github", "gitlab", "google"]
     assert bash_complete(lk, prefix, latchkey, "git-credential", "") == ["erase", "get", "store"]
-    assert bash_complete(lk, prefix, latchkey, "status", "--keystore", "") == ["secret-service", "vault"]
+    assert bash_complete(lk, prefix, latchkey, "status", "--keystore", "") == ["openbao", "secret-service", "vault"]
 
 
 def test_completion_answers_with_the_vault_locked_and_no_passphrase_to_open_it(lk, prefix, two_providers):

@@ -47,6 +47,20 @@ public struct Composition: Sendable {
                 // config.toml moved away from the passphrase vault: its cached key and token copies
                 // go, or the launcher would go on answering from a keystore no longer in use.
                 if backend == nil { VaultKeystore(path: paths.vaultFile, passphrase: passphrase, cacheKey: true).lock() }
+            case .openBao:
+                if let openBao = settings.openBao {
+                    keystore = OpenBaoKeystore(
+                        settings: openBao, transport: transport, environment: environment, journalPath: paths.openBaoJournal)
+                } else {
+                    keystore = UnusableKeystore(
+                        errors: ProviderFileErrors([
+                            ProviderFileError(
+                                file: paths.configFile, field: "keystore",
+                                message: "openbao needs an [openbao] table with addresses and path (see latchkey(1))")
+                        ]))
+                }
+                // As for the Secret Service: the launcher must not go on answering from the vault's copies.
+                if backend == nil { VaultKeystore(path: paths.vaultFile, passphrase: passphrase, cacheKey: true).lock() }
             }
         }
         var here: WorkingDirectory?

@@ -1,5 +1,6 @@
 import CLatchkeySys
 import Foundation
+import LatchkeyEssentials
 
 /// Replaces a file so that a crash at any instant leaves either the old or the new contents.
 enum AtomicFile {
@@ -36,6 +37,24 @@ enum AtomicFile {
         if directoryDescriptor >= 0 {
             fsync(directoryDescriptor)
             close(directoryDescriptor)
+        }
+    }
+}
+
+extension AtomicFile {
+    /// Creates `directory` (0700) when missing; an existing one must not be writable by others
+    /// or belong to another user, who could replace `file` in it.
+    static func ensureDirectory(_ directory: String, of file: String) throws(KeystoreError) {
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            if let problem = VaultFile.directoryProblem(directory) { throw KeystoreError(problem, path: file) }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .io(path: directory, reason: "cannot create the directory: \(error.localizedDescription)")
         }
     }
 }

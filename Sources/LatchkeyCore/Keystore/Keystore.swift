@@ -1,4 +1,5 @@
 public import Foundation
+import LatchkeyEssentials
 public import LatchkeyVault
 
 /// Where account records live. Every token Latchkey holds goes through one of these.
@@ -87,10 +88,35 @@ public enum KeystoreError: LatchkeyError, Equatable {
     case passphraseFile(path: String, reason: String)
     case io(path: String, reason: String)
     case configuration(String)
+    /// The `openbao` keystore's cluster refused, could not be reached, or holds what Latchkey
+    /// does not write.
+    case openBao(OpenBaoError)
 
     public var category: FailureCategory {
         if case .configuration = self { return .configuration }
+        if case .openBao(let error) = self { return error.category }
         return .keystore
+    }
+
+    /// What `VaultFile` refused about the file at `path` (a vault, or the OpenBao journal).
+    init(_ problem: VaultFile.Problem, path: String) {
+        switch problem {
+        case .unsafeDirectory(let directory, let mode, let owner):
+            self = .unsafeDirectory(path: directory, mode: String(mode, radix: 8), otherOwner: owner.map(Int.init))
+        case .accessibleByOthers(let mode):
+            self = .unsafePermissions(path: path, mode: String(mode, radix: 8))
+        case .ownedByAnotherUser(let owner):
+            self = .notAVaultFile(path: path, reason: "it belongs to another user (uid \(owner))")
+        case .notARegularFile(let kind):
+            self = .notAVaultFile(path: path, reason: "it is \(kind), not a regular file")
+        case .tooLarge(let bytes):
+            self = .notAVaultFile(
+                path: path, reason: "it is \(bytes) bytes, larger than any vault Latchkey writes (\(VaultFile.largestSize >> 20) MiB)")
+        case .changedWhileRead:
+            self = .io(path: path, reason: "it grew while being read (something writes into it); retry")
+        case .unreadable(let error):
+            self = .io(path: path, reason: String(cString: strerror(error)))
+        }
     }
 
     public var description: String {
@@ -123,6 +149,8 @@ public enum KeystoreError: LatchkeyError, Equatable {
             return "cannot access \(path): \(reason)"
         case .configuration(let errors):
             return "config.toml cannot be used until it is fixed:\n\(errors)"
+        case .openBao(let error):
+            return error.description
         }
     }
 }

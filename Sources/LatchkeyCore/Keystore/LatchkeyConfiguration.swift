@@ -11,6 +11,8 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
         case vault
         /// The vault file with its key kept by the desktop Secret Service instead of a passphrase.
         case secretService = "secret-service"
+        /// A team's accounts in OpenBao (`[openbao]`), shared by many machines.
+        case openBao = "openbao"
     }
 
     public var keystore: KeystoreBackend = .vault
@@ -24,7 +26,7 @@ public struct LatchkeyConfiguration: Sendable, Equatable {
     public var agent = AgentSettings()
     /// `[hooks]`: programs run on sign-ins, failed refreshes, expiry and releases.
     public var hooks = HookSettings()
-    /// `[openbao]`: the OpenBao cluster that is to keep the accounts; read and checked, not yet a keystore.
+    /// `[openbao]`: the OpenBao cluster that keeps the accounts when `keystore = "openbao"`.
     public var openBao: OpenBaoSettings?
     /// The identity of the file these settings were read from (`PolicyFiles.identity`;
     /// `PolicyFiles.absent` when there was none), when it had settled and did not change while it

@@ -207,23 +207,7 @@ public final class VaultKeystore: Keystore {
     }
 
     private func error(for problem: VaultFile.Problem) -> KeystoreError {
-        switch problem {
-        case .unsafeDirectory(let directory, let mode, let owner):
-            return .unsafeDirectory(path: directory, mode: String(mode, radix: 8), otherOwner: owner.map(Int.init))
-        case .accessibleByOthers(let mode):
-            return .unsafePermissions(path: path, mode: String(mode, radix: 8))
-        case .ownedByAnotherUser(let owner):
-            return .notAVaultFile(path: path, reason: "it belongs to another user (uid \(owner))")
-        case .notARegularFile(let kind):
-            return .notAVaultFile(path: path, reason: "it is \(kind), not a regular file")
-        case .tooLarge(let bytes):
-            return .notAVaultFile(
-                path: path, reason: "it is \(bytes) bytes, larger than any vault Latchkey writes (\(VaultFile.largestSize >> 20) MiB)")
-        case .changedWhileRead:
-            return .io(path: path, reason: "it grew while being read (something writes into it); retry")
-        case .unreadable(let error):
-            return .io(path: path, reason: String(cString: strerror(error)))
-        }
+        KeystoreError(problem, path: path)
     }
 
     private func decode(_ bytes: [UInt8]) throws(KeystoreError) -> [AccountRecord] {
@@ -353,13 +337,6 @@ public final class VaultKeystore: Keystore {
     }
 
     private func ensureDirectory() throws(KeystoreError) {
-        var info = stat()
-        if stat(directory, &info) == 0 { return try checkDirectory() }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .io(path: directory, reason: "cannot create the directory: \(error.localizedDescription)")
-        }
+        try AtomicFile.ensureDirectory(directory, of: path)
     }
 }

@@ -72,6 +72,27 @@ extension OpenBaoClient {
         return number
     }
 
+    /// The names below `path` (`GET /v1/MOUNT/metadata/PATH?list=true`), folders ending in `/`;
+    /// none when nothing was ever written there.
+    func list(mount: String, path: String, token: Secret) async throws(OpenBaoError) -> [String] {
+        let action = "listing \(mount)/metadata/\(path)"
+        let (host, response) = try await send(.get, "\(mount)/metadata/\(path)?list=true", body: nil, token: token)
+        if response.status == 404, (try? JSONDecoder().decode(JSONValue.self, from: Data(response.body))) == .object(["errors": .array([])])
+        {
+            return []
+        }
+        let answer = try Self.answer(response, host: host, action: action)
+        guard case .object(let data)? = answer["data"], case .array(let items)? = data["keys"] else {
+            throw .malformedAnswer(action: action, host: host, problem: "no data.keys list")
+        }
+        return try items.map { item throws(OpenBaoError) in
+            guard case .string(let key) = item else {
+                throw .malformedAnswer(action: action, host: host, problem: "a key that is not a string")
+            }
+            return key
+        }
+    }
+
     /// `data.data` and `data.metadata.version` of a read.
     private static func secret(_ data: [String: JSONValue], host: String, action: String) throws(OpenBaoError) -> KVSecret {
         guard case .object(let metadata)? = data["metadata"], let version = metadata["version"]?.wholeNumber, version > 0 else {

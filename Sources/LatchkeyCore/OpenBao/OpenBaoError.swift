@@ -1,3 +1,4 @@
+public import Foundation
 import LatchkeyEssentials
 public import LatchkeyVault
 
@@ -29,6 +30,10 @@ public enum OpenBaoError: LatchkeyError, Equatable {
     case unreachable(tried: [String])
     /// An answer that is not OpenBao's, to `action`; nothing was used from it.
     case malformedAnswer(action: String, host: String, problem: String)
+    /// A secret where the keystore keeps its own that Latchkey did not write: left alone.
+    case notLatchkeys(path: String)
+    /// Another machine held the keystore's lease (`owner`, until `until`) for all of `waited` seconds.
+    case leaseHeld(path: String, owner: String, until: Date, waited: Int)
 
     public var category: FailureCategory {
         switch self {
@@ -36,8 +41,9 @@ public enum OpenBaoError: LatchkeyError, Equatable {
         case .noIDToken: return .notFound
         case .refused(_, _, let status, _): return status >= 500 ? .unavailable : .rejected
         case .unavailable, .unreachable, .versionChanged: return .unavailable
-        case .unusableFile, .unusableToken, .noCredential: return .configuration
+        case .unusableFile, .unusableToken, .noCredential, .notLatchkeys: return .configuration
         case .malformedAnswer: return .rejected
+        case .leaseHeld: return .unavailable
         }
     }
 
@@ -77,6 +83,12 @@ public enum OpenBaoError: LatchkeyError, Equatable {
         case .malformedAnswer(let action, let host, let problem):
             return
                 "OpenBao at \(TerminalText.sanitized(host, maxLength: 200)) answered \(action) with something that is not OpenBao's answer: \(TerminalText.sanitized(problem, maxLength: 200)); nothing was used"
+        case .notLatchkeys(let path):
+            return
+                "OpenBao holds a secret at \(path) that Latchkey did not write; it was left alone and nothing was changed: move it, or set [openbao] path in config.toml to a path of Latchkey's own"
+        case .leaseHeld(let path, let owner, let until, let waited):
+            return
+                "another Latchkey (\(TerminalText.sanitized(owner, maxLength: 200))) held the OpenBao lease \(path) for all of \(waited) s (until \(until.formatted(.iso8601))); nothing was changed, try again"
         }
     }
 }

@@ -187,6 +187,7 @@ public struct Diagnosis: Sendable {
 
     /// The backend, the vault file's and directory's permissions, and whether it is unlocked.
     func keystore() -> [Finding] {
+        if let openBao = composition.keystore as? OpenBaoKeystore { return Self.openBao(openBao) }
         guard let vault = composition.keystore as? VaultKeystore else {
             return [Finding(.problem, "keystore", "none can be chosen while config.toml has errors", fix: "fix config.toml first")]
         }
@@ -220,6 +221,22 @@ public struct Diagnosis: Sendable {
                         .ok, "vault lock",
                         "locked: commands ask for the passphrase (\(scripts)); `latchkey unlock` keeps it open for a while"))
             }
+        }
+        return findings
+    }
+
+    /// Where the `openbao` keystore keeps the accounts, and whether records wait on this machine
+    /// to be written there (a write back that failed after a provider answered).
+    static func openBao(_ keystore: OpenBaoKeystore) -> [Finding] {
+        let settings = keystore.settings
+        let addresses = settings.addresses.map(\.absoluteString).joined(separator: ", ")
+        var findings = [Finding(.ok, "keystore", "openbao: \(settings.mount)/\(settings.path) at \(addresses)")]
+        if keystore.journal.isPending {
+            findings.append(
+                Finding(
+                    .warning, "openbao journal",
+                    "\(keystore.journal.path) holds new tokens OpenBao has not taken yet; the next command that reaches OpenBao writes them",
+                    fix: "latchkey status (once OpenBao answers)"))
         }
         return findings
     }

@@ -13,5 +13,7 @@ public struct LatchkeyPaths: Sendable {
     public var vaultFile: String { dataDirectory + "/vault" }
     /// The `secret-service` keystore's vault: a separate file, so switching backends never mixes keys.
     public var secretServiceVaultFile: String { dataDirectory + "/secret-service.vault" }
+    /// The `openbao` keystore's records that wait to be written back (`OpenBaoJournal`).
+    public var openBaoJournal: String { dataDirectory + "/openbao.journal" }
     public var configFile: String { configDirectory + "/config.toml" }
 }

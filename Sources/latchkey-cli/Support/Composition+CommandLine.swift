@@ -16,11 +16,12 @@ extension Composition {
 /// `--keystore`, on every command that touches accounts.
 struct KeystoreOptions: ParsableArguments {
     @Option(
-        help: "The keystore: vault (encrypted file, the default) or secret-service (desktop keyring); overrides config.toml.",
+        help:
+            "The keystore: vault (encrypted file, the default), secret-service (desktop keyring) or openbao (config.toml's [openbao]); overrides config.toml.",
         completion: .list(LatchkeyConfiguration.KeystoreBackend.allCases.map(\.rawValue)),
         transform: { text in
             guard let backend = LatchkeyConfiguration.KeystoreBackend(rawValue: text) else {
-                throw ValidationError("--keystore must be vault or secret-service")
+                throw ValidationError("--keystore must be vault, secret-service or openbao")
             }
             return backend
         })

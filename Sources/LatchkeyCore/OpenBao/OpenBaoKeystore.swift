@@ -1,0 +1,372 @@
+import Crypto
+public import Foundation
+import LatchkeyEssentials
+public import LatchkeyVault
+import Synchronization
+
+/// The `openbao` keystore: a team's accounts in a KV version 2 engine that many machines share,
+/// one secret per account under `[openbao] path`/accounts, the registered clients in one secret
+/// at `path`/clients, and a lease at `path`/lease.
+///
+/// A provider that rotates refresh tokens revokes the whole family when one is used twice, so two
+/// machines must never refresh one account at once. `update` therefore takes the lease first (a
+/// check-and-set write of an owner and a deadline; an expired lease is taken over, a live one
+/// waited for up to `leaseWait`), then reads the records, runs its body (which may refresh over
+/// the network), writes back each changed record with check-and-set on the version it read, and
+/// releases the lease. A machine that waited reads the tokens the other wrote and, as the
+/// refresh re-checks validity inside `update`, does not refresh again. When OpenBao cannot be
+/// reached no body runs; when the write back fails after the body ran, the new records wait in
+/// the journal (`OpenBaoJournal`) and are written before any later body runs.
+///
+/// The lease covers the whole path rather than one account: `update`'s body sees every record
+/// and may change any (a sign-in may replace the default, a logout removes one), so which
+/// account it will refresh is not known before it runs.
+public final class OpenBaoKeystore: Keystore {
+    public let backendName = "openbao"
+    public let settings: OpenBaoSettings
+    let client: OpenBaoClient
+    private let environment: [String: String]
+    /// New records OpenBao did not take yet, on this machine.
+    public let journal: OpenBaoJournal
+    /// How long a lease holds: a machine killed mid-refresh blocks the others at most this long.
+    let leaseDuration: TimeInterval
+    /// How long `update` waits for a live lease before it fails: longer than `leaseDuration`, so
+    /// a lease whose holder died is always taken over.
+    let leaseWait: TimeInterval
+    let now: @Sendable () -> Date
+    let pause: @Sendable (Duration) async -> Void
+    /// Who this process is in the lease: host, process and a random tag.
+    let owner: String
+    /// The token, obtained once per process (an AppRole login is a request).
+    private let token = Mutex<Secret?>(nil)
+
+    public init(
+        settings: OpenBaoSettings, transport: any HTTPTransport, environment: [String: String], journalPath: String,
+        leaseDuration: TimeInterval = 60, leaseWait: TimeInterval = 90, now: @escaping @Sendable () -> Date = { Date() },
+        pause: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
+    ) {
+        self.settings = settings
+        client = OpenBaoClient(addresses: settings.addresses, transport: transport)
+        self.environment = environment
+        journal = OpenBaoJournal(path: journalPath, mount: settings.mount, path: settings.path)
+        self.leaseDuration = leaseDuration
+        self.leaseWait = leaseWait
+        self.now = now
+        self.pause = pause
+        var name = [CChar](repeating: 0, count: 256)
+        let host =
+            gethostname(&name, name.count - 1) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown host"
+        owner = "\(host) pid \(getpid()) \(SecureRandom.token(byteCount: 6))"
+    }
+
+    var accountsPath: String { settings.path + "/accounts" }
+    var clientsPath: String { settings.path + "/clients" }
+    var leasePath: String { settings.path + "/lease" }
+
+    // MARK: - Keystore
+
+    public func records() async throws(KeystoreError) -> [AccountRecord] {
+        try await Self.typed {
+            let token = try await self.currentToken()
+            if self.journal.isPending { try await self.underLease(token) { try await self.writeJournal(token) } }
+            return Self.ordered(try await self.readAccounts(token).compactMap(\.record))
+        }
+    }
+
+    public func update<Result: Sendable>(
+        isolation: isolated (any Actor)?,
+        _ body: (inout [AccountRecord]) async throws -> Result
+    ) async throws -> Result {
+        let token = try await Self.typed { try await self.currentToken() }
+        let inProcess = AsyncLock.forPath(leaseKey)
+        await inProcess.lock()
+        defer { inProcess.unlock() }
+        let lease = try await Self.typed { try await self.takeLease(token) }
+        do {
+            // Tokens a provider rotated, still only here, go first: the body must refresh from them.
+            try await Self.typed { try await self.writeJournal(token) }
+            let stored = try await Self.typed { try await self.readAccounts(token) }
+            var records = Self.ordered(stored.compactMap(\.record))
+            let before = records
+            let result = try await body(&records)
+            if records != before {
+                let changes = Self.changes(from: stored, to: records)
+                try await Self.typed { try await self.writeBack(changes, over: stored, token: token) }
+            }
+            await release(lease, token: token)
+            return result
+        } catch {
+            await release(lease, token: token)
+            throw error
+        }
+    }
+
+    public func registeredClients() async throws(KeystoreError) -> [RegisteredClient] {
+        try await Self.typed { try await self.readClients(try await self.currentToken()).clients }
+    }
+
+    public func updateRegisteredClients<Result: Sendable>(
+        isolation: isolated (any Actor)?,
+        _ body: (inout [RegisteredClient]) async throws -> Result
+    ) async throws -> Result {
+        let token = try await Self.typed { try await self.currentToken() }
+        let inProcess = AsyncLock.forPath(leaseKey)
+        await inProcess.lock()
+        defer { inProcess.unlock() }
+        let lease = try await Self.typed { try await self.takeLease(token) }
+        do {
+            let (version, read) = try await Self.typed { try await self.readClients(token) }
+            var clients = read
+            let result = try await body(&clients)
+            if clients != read {
+                let data = try Self.typed { () throws(OpenBaoError) in
+                    [Self.marker: Kind.clients.rawValue, "clients": try Self.json(clients)]
+                }
+                _ = try await Self.typed {
+                    try await self.client.write(data, mount: self.settings.mount, path: self.clientsPath, replacing: version, token: token)
+                }
+            }
+            await release(lease, token: token)
+            return result
+        } catch {
+            await release(lease, token: token)
+            throw error
+        }
+    }
+
+    // MARK: - Reading
+
+    /// One account's secret as read: its name under `accounts/`, its version, and the record
+    /// (`nil` when removed).
+    struct StoredAccount: Sendable {
+        var name: String
+        var version: Int
+        var record: AccountRecord?
+    }
+
+    /// Every secret under `accounts/`, each Latchkey's or refused.
+    func readAccounts(_ token: Secret) async throws -> [StoredAccount] {
+        var stored: [StoredAccount] = []
+        for name in try await client.list(mount: settings.mount, path: accountsPath, token: token) where !name.hasSuffix("/") {
+            guard OpenBaoClient.isName(name[...]) else { throw OpenBaoError.notLatchkeys(path: full(accountsPath + "/" + name)) }
+            guard let secret = try await client.read(mount: settings.mount, path: accountsPath + "/" + name, token: token) else { continue }
+            stored.append(StoredAccount(name: name, version: secret.version, record: try account(in: secret, name: name)))
+        }
+        return stored
+    }
+
+    /// The record a secret under `accounts/` holds; `nil` for a removed one. A secret Latchkey
+    /// did not write, or a record kept under another account's name, is refused.
+    func account(in secret: KVSecret, name: String) throws -> AccountRecord? {
+        let path = full(accountsPath + "/" + name)
+        guard let data = secret.data else { return nil }
+        switch data[Self.marker] {
+        case .string(Kind.removed.rawValue)?:
+            return nil
+        case .string(Kind.account.rawValue)?:
+            guard case .string(let text)? = data["record"], let record = try? Self.decoder.decode(AccountRecord.self, from: Data(text.utf8))
+            else { throw KeystoreError.damaged(path: "OpenBao's \(path)", reason: "its record is not one this Latchkey reads") }
+            guard Self.name(of: record) == name else {
+                throw KeystoreError.damaged(path: "OpenBao's \(path)", reason: "it holds the record of another account")
+            }
+            return record
+        default:
+            throw OpenBaoError.notLatchkeys(path: path)
+        }
+    }
+
+    /// The registered clients and the version they were read at (0: never written).
+    func readClients(_ token: Secret) async throws -> (version: Int, clients: [RegisteredClient]) {
+        guard let secret = try await client.read(mount: settings.mount, path: clientsPath, token: token) else { return (0, []) }
+        guard let data = secret.data else { return (secret.version, []) }
+        guard data[Self.marker] == .string(Kind.clients.rawValue) else { throw OpenBaoError.notLatchkeys(path: full(clientsPath)) }
+        guard case .string(let text)? = data["clients"],
+            let clients = try? Self.decoder.decode([RegisteredClient].self, from: Data(text.utf8))
+        else { throw KeystoreError.damaged(path: "OpenBao's \(full(clientsPath))", reason: "its clients are not ones this Latchkey reads") }
+        return (secret.version, clients)
+    }
+
+    // MARK: - Writing
+
+    /// What `update`'s body changed: each record to write under its name, `nil` to remove.
+    static func changes(from stored: [StoredAccount], to records: [AccountRecord]) -> [OpenBaoJournal.Change] {
+        let before = Dictionary(stored.map { ($0.name, $0.record) }, uniquingKeysWith: { $1 })
+        var changes: [OpenBaoJournal.Change] = []
+        var kept = Set<String>()
+        for record in records {
+            let name = name(of: record)
+            kept.insert(name)
+            if before[name] ?? nil != record { changes.append(.init(name: name, record: record)) }
+        }
+        for entry in stored where entry.record != nil && !kept.contains(entry.name) {
+            changes.append(.init(name: entry.name, record: nil))
+        }
+        return changes
+    }
+
+    /// Writes `changes` with check-and-set on the versions read. What OpenBao did not take
+    /// (unreachable, another writer first) is kept in the journal: the provider already answered,
+    /// and a rotated refresh token that is lost is lost for everyone.
+    func writeBack(_ changes: [OpenBaoJournal.Change], over stored: [StoredAccount], token: Secret) async throws {
+        let versions = Dictionary(stored.map { ($0.name, $0.version) }, uniquingKeysWith: { $1 })
+        for (index, change) in changes.enumerated() {
+            do {
+                _ = try await client.write(
+                    try Self.data(for: change.record), mount: settings.mount, path: accountsPath + "/" + change.name,
+                    replacing: versions[change.name] ?? 0, token: token)
+            } catch {
+                try journal.save(Array(changes[index...]))
+                return
+            }
+        }
+    }
+
+    /// Writes what the journal holds, each over the version there now unless that record is
+    /// newer than the journal's, and removes the journal.
+    func writeJournal(_ token: Secret) async throws {
+        guard let changes = try journal.load() else { return }
+        for change in changes {
+            let path = accountsPath + "/" + change.name
+            let secret = try await client.read(mount: settings.mount, path: path, token: token)
+            let current = try secret.flatMap { secret in try account(in: secret, name: change.name) }
+            if let current, let record = change.record, current.updatedAt > record.updatedAt { continue }
+            _ = try await client.write(
+                try Self.data(for: change.record), mount: settings.mount, path: path, replacing: secret?.version ?? 0, token: token)
+        }
+        try journal.remove()
+    }
+
+    // MARK: - The lease
+
+    struct Lease: Sendable { var version: Int }
+
+    /// Takes the lease at `path`/lease: written with check-and-set when it is free, released or
+    /// expired; a live one is waited for, up to `leaseWait`.
+    func takeLease(_ token: Secret) async throws -> Lease {
+        let started = now()
+        while true {
+            let current = try await client.read(mount: settings.mount, path: leasePath, token: token)
+            if let data = current?.data {
+                guard data[Self.marker] == .string(Kind.lease.rawValue) else { throw OpenBaoError.notLatchkeys(path: full(leasePath)) }
+                if case .string(let holder)? = data["owner"], !holder.isEmpty, case .string(let text)? = data["deadline"],
+                    let deadline = Double(text), deadline > now().timeIntervalSince1970
+                {
+                    guard now().timeIntervalSince(started) < leaseWait else {
+                        throw OpenBaoError.leaseHeld(
+                            path: full(leasePath), owner: holder, until: Date(timeIntervalSince1970: deadline), waited: Int(leaseWait))
+                    }
+                    await pause(.milliseconds(Int.random(in: 50...250)))
+                    continue
+                }
+            }
+            let deadline = String(Int((now().timeIntervalSince1970 + leaseDuration).rounded(.up)))
+            do {
+                let version = try await client.write(
+                    [Self.marker: Kind.lease.rawValue, "owner": owner, "deadline": deadline], mount: settings.mount, path: leasePath,
+                    replacing: current?.version ?? 0, token: token)
+                return Lease(version: version)
+            } catch {
+                // Another machine wrote the lease between the read and this write: read it again.
+                guard case .versionChanged = error else { throw error }
+            }
+        }
+    }
+
+    /// Frees the lease if it is still the one taken; when that fails it expires at its deadline.
+    func release(_ lease: Lease, token: Secret) async {
+        _ = try? await client.write(
+            [Self.marker: Kind.lease.rawValue, "owner": "", "deadline": "0"], mount: settings.mount, path: leasePath,
+            replacing: lease.version, token: token)
+    }
+
+    func underLease<T: Sendable>(_ token: Secret, _ work: @Sendable () async throws -> T) async throws -> T {
+        let inProcess = AsyncLock.forPath(leaseKey)
+        await inProcess.lock()
+        defer { inProcess.unlock() }
+        let lease = try await takeLease(token)
+        do {
+            let result = try await work()
+            await release(lease, token: token)
+            return result
+        } catch {
+            await release(lease, token: token)
+            throw error
+        }
+    }
+
+    /// Tasks of one process (the agent's) queue here before they ask OpenBao for the lease.
+    private var leaseKey: String { "openbao:" + full(leasePath) }
+
+    // MARK: - Helpers
+
+    /// What marks a secret as Latchkey's, and which kind it is.
+    static let marker = "latchkey"
+    enum Kind: String { case account, removed, clients, lease }
+
+    /// An account's secret name: a hash of its identity (provider, issuer, subject), which is
+    /// an OpenBao name whatever the subject holds.
+    static func name(of record: AccountRecord) -> String {
+        SHA256.hash(data: Array("\(record.provider)\n\(record.issuer)\n\(record.subject)".utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The order records are shown in: as they were signed in.
+    static func ordered(_ records: [AccountRecord]) -> [AccountRecord] {
+        records.sorted { ($0.createdAt, $0.provider, $0.subject) < ($1.createdAt, $1.provider, $1.subject) }
+    }
+
+    static func data(for record: AccountRecord?) throws(OpenBaoError) -> [String: String] {
+        guard let record else { return [marker: Kind.removed.rawValue] }
+        return [marker: Kind.account.rawValue, "record": try json(record)]
+    }
+
+    static func json(_ value: some Encodable) throws(OpenBaoError) -> String {
+        guard let data = try? encoder.encode(value) else {
+            throw .malformedAnswer(action: "encoding a record", host: "this machine", problem: "it cannot be written as JSON")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
+
+    func full(_ path: String) -> String { settings.mount + "/" + path }
+
+    func currentToken() async throws(OpenBaoError) -> Secret {
+        if let token = token.withLock({ $0 }) { return token }
+        let fresh = try await settings.token(environment: environment, client: client)
+        token.withLock { $0 = fresh }
+        return fresh
+    }
+
+    /// `work`'s errors as the keystore's: OpenBao's wrapped, the keystore's own as they are.
+    static func typed<T>(_ work: () async throws -> T) async throws(KeystoreError) -> T {
+        do {
+            return try await work()
+        } catch let error as KeystoreError {
+            throw error
+        } catch let error as OpenBaoError {
+            throw .openBao(error)
+        } catch {
+            throw .io(path: "OpenBao", reason: String(describing: error))
+        }
+    }
+
+    static func typed<T>(_ work: () throws(OpenBaoError) -> T) throws(KeystoreError) -> T {
+        do {
+            return try work()
+        } catch {
+            throw .openBao(error)
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import LatchkeyTestSupport
+import Synchronization
+import Testing
+
+@testable import LatchkeyCore
+@testable import LatchkeyVault
+
+/// The `openbao` keystore's lease and write back, against a KV version 2 engine that answers as
+/// OpenBao does (the answers of OpenBaoKVTests: versions, check-and-set refused in words, 404
+/// with an empty errors list, `?list=true`).
+@Suite("The openbao keystore: the lease, check-and-set write back and the journal")
+struct OpenBaoKeystoreTests {
+    /// One KV version 2 engine at `secret`, in memory; `down` makes every request fail as an
+    /// unreachable node does, `refuseWrites` refuses writes below a path as a policy does.
+    final class KVEngine: HTTPTransport {
+        struct State {
+            var secrets: [String: (version: Int, data: [String: String]?)] = [:]
+            var requests: [String] = []
+            var down = false
+            var refuseWrites: String?
+        }
+        let state = Mutex(State())
+
+        func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
+            try state.withLock { state throws(TransportError) in
+                let path = request.url.path
+                state.requests.append("\(request.method.rawValue) \(path)\(request.url.query.map { "?" + $0 } ?? "")")
+                if state.down { throw .unreachable(host: "127.0.0.1:8200", reason: "Connection refused") }
+                if path.hasPrefix("/v1/secret/metadata/"), request.url.query == "list=true" {
+                    let prefix = String(path.dropFirst("/v1/secret/metadata/".count)) + "/"
+                    let keys = state.secrets.keys.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }.sorted()
+                    if keys.isEmpty { return Self.json(404, #"{"errors":[]}"#) }
+                    return Self.json(200, #"{"data":{"keys":\#(Self.encode(keys))}}"#)
+                }
+                let key = String(path.dropFirst("/v1/secret/data/".count))
+                switch request.method {
+                case .get:
+                    guard let secret = state.secrets[key] else { return Self.json(404, #"{"errors":[]}"#) }
+                    let data = secret.data.map(Self.encode) ?? "null"
+                    return Self.json(
+                        secret.data == nil ? 404 : 200,
+                        #"{"data":{"data":\#(data),"metadata":{"created_time":"2026-11-26T21:00:00Z","deletion_time":"","destroyed":false,"version":\#(secret.version)}}}"#
+                    )
+                case .post:
+                    if let refused = state.refuseWrites, key.hasPrefix(refused) {
+                        return Self.json(403, #"{"errors":["1 error occurred:\n\t* permission denied\n\n"]}"#)
+                    }
+                    let body = try! JSONSerialization.jsonObject(with: Data(request.body ?? [])) as! [String: Any]
+                    let cas = (body["options"] as! [String: Any])["cas"] as! Int
+                    let current = state.secrets[key]?.version ?? 0
+                    guard cas == current else {
+                        return Self.json(400, #"{"errors":["check-and-set parameter did not match the current version"]}"#)
+                    }
+                    state.secrets[key] = (current + 1, body["data"] as? [String: String])
+                    return Self.json(200, #"{"data":{"created_time":"2026-11-26T21:00:00Z","version":\#(current + 1)}}"#)
+                default:
+                    return Self.json(405, #"{"errors":["unsupported"]}"#)
+                }
+            }
+        }
+
+        static func json(_ status: Int, _ text: String) -> HTTPResponse {
+            HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
+        }
+
+        static func encode(_ value: some Encodable) -> String { String(decoding: try! JSONEncoder().encode(value), as: UTF8.self) }
+
+        var requests: [String] { state.withLock { $0.requests } }
+        func secret(_ key: String) -> (version: Int, data: [String: String]?)? { state.withLock { $0.secrets[key] } }
+        func put(_ key: String, _ data: [String: String]) {
+            state.withLock { $0.secrets[key] = (($0.secrets[key]?.version ?? 0) + 1, data) }
+        }
+    }
+
+    /// A clock the tests move; pauses move it too, so waiting for a lease takes no real time.
+    final class Clock: Sendable {
+        let time = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        var now: Date { time.withLock { $0 } }
+        func advance(_ duration: Duration) {
+            time.withLock { $0 += Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
+        }
+    }
+
+    static func keystore(_ engine: KVEngine, clock: Clock = Clock(), journal: String? = nil) -> OpenBaoKeystore {
+        OpenBaoKeystore(
+            settings: OpenBaoSettings(addresses: [URL(string: "http://127.0.0.1:8200")!], path: "team"), transport: engine,
+            environment: ["BAO_TOKEN": "s.keystoretest"],
+            journalPath: journal ?? NSTemporaryDirectory() + "latchkey-openbao-\(UUID().uuidString)/openbao.journal",
+            leaseDuration: 60, leaseWait: 90, now: { clock.now }, pause: { clock.advance($0) })
+    }
+
+    static func record(_ subject: String, token: String = "at-1", refresh: String = "rt-1") -> AccountRecord {
+        AccountRecord(
+            provider: "a", issuer: "https://idp.test.example", subject: subject, displayName: nil, accessToken: Secret(token),
+            tokenType: "Bearer", refreshToken: Secret(refresh), idToken: nil, expiresAt: nil, scopes: [],
+            createdAt: Date(timeIntervalSince1970: 1_700_000_000), updatedAt: Date(timeIntervalSince1970: 1_700_000_000))
+    }
+
+    static func name(_ record: AccountRecord) -> String { "team/accounts/" + OpenBaoKeystore.name(of: record) }
+
+    @Test("update takes the lease, reads, runs the body, writes back with check-and-set on the version read, and frees the lease")
+    func updateOrder() async throws {
+        let engine = KVEngine()
+        let keystore = Self.keystore(engine)
+        try await keystore.update { $0.append(Self.record("alice")) }
+        try await keystore.update { $0[0].accessToken = Secret("at-2") }
+        let requests = engine.requests.filter { !$0.contains("?list=true") }
+        #expect(
+            requests.suffix(5) == [
+                "GET /v1/secret/data/team/lease", "POST /v1/secret/data/team/lease",
+                "GET /v1/secret/data/\(Self.name(Self.record("alice")))",
+                "POST /v1/secret/data/\(Self.name(Self.record("alice")))", "POST /v1/secret/data/team/lease",
+            ])
+        let stored = try #require(engine.secret(Self.name(Self.record("alice"))))
+        #expect(stored.version == 2 && stored.data?["latchkey"] == "account")
+        #expect(try await keystore.records().map(\.accessToken) == [Secret("at-2")])
+        let lease = try #require(engine.secret("team/lease"))
+        #expect(lease.data?["owner"] == "" && lease.version == 4, "taken and freed twice")
+    }
+
+    @Test("a live lease is waited for and the body then sees what its holder wrote; an expired one is taken over")
+    func waitsForALiveLease() async throws {
+        let engine = KVEngine()
+        let clock = Clock()
+        let keystore = Self.keystore(engine, clock: clock)
+        try await keystore.update { $0.append(Self.record("alice")) }
+        engine.put(
+            "team/lease",
+            ["latchkey": "lease", "owner": "other host pid 1 x", "deadline": String(Int(clock.now.timeIntervalSince1970) + 30)])
+        let seen = try await keystore.update { records in records.map(\.subject) }
+        #expect(seen == ["alice"])
+        #expect(clock.now.timeIntervalSince1970 >= 1_800_000_030, "waited until the other lease's deadline")
+
+        // A holder killed mid-refresh: its lease is taken over at once after its deadline.
+        engine.put(
+            "team/lease", ["latchkey": "lease", "owner": "dead host pid 2 y", "deadline": String(Int(clock.now.timeIntervalSince1970) - 1)])
+        let before = clock.now
+        try await keystore.update { _ in }
+        #expect(clock.now == before)
+    }
+
+    @Test("a lease held longer than the wait fails naming OpenBao and the lease, and the body never runs")
+    func leaseHeldTooLong() async throws {
+        let engine = KVEngine()
+        let clock = Clock()
+        engine.put("team/lease", ["latchkey": "lease", "owner": "stuck host pid 3 z", "deadline": "9999999999"])
+        let ran = Mutex(false)
+        await #expect {
+            try await Self.keystore(engine, clock: clock).update { _ in ran.withLock { $0 = true } }
+        } throws: { error in
+            guard case .openBao(.leaseHeld(let path, let owner, _, let waited))? = error as? KeystoreError else { return false }
+            return path == "secret/team/lease" && owner == "stuck host pid 3 z" && waited == 90
+                && (error as! KeystoreError).description.contains("another Latchkey (stuck host pid 3 z) held the OpenBao lease")
+        }
+        #expect(!ran.withLock { $0 })
+    }
+
+    @Test("OpenBao unreachable: no body runs (no refresh starts) and the error names the address")
+    func unreachable() async throws {
+        let engine = KVEngine()
+        engine.state.withLock { $0.down = true }
+        let ran = Mutex(false)
+        await #expect {
+            try await Self.keystore(engine).update { _ in ran.withLock { $0 = true } }
+        } throws: { error in
+            (error as? KeystoreError)?.description.hasPrefix("cannot reach OpenBao at 127.0.0.1:8200: ") == true
+        }
+        #expect(!ran.withLock { $0 })
+    }
+
+    @Test("a write back OpenBao refuses keeps the new records in a 0600 journal, written before the next body runs")
+    func journal() async throws {
+        let engine = KVEngine()
+        let directory = NSTemporaryDirectory() + "latchkey-openbao-\(UUID().uuidString)"
+        let keystore = Self.keystore(engine, journal: directory + "/openbao.journal")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await keystore.update { $0.append(Self.record("alice")) }
+
+        engine.state.withLock { $0.refuseWrites = "team/accounts/" }
+        let refreshed = try await keystore.update { records -> String in
+            records[0].refreshToken = Secret("rt-2")
+            records[0].updatedAt += 60
+            return "the provider answered"
+        }
+        #expect(refreshed == "the provider answered")
+        #expect(keystore.journal.isPending)
+        let mode = try FileManager.default.attributesOfItem(atPath: keystore.journal.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(engine.secret(Self.name(Self.record("alice")))?.version == 1, "OpenBao still has the old tokens")
+
+        engine.state.withLock { $0.refuseWrites = nil }
+        let seen = try await keystore.update { records in records[0].refreshToken }
+        #expect(seen == Secret("rt-2"), "the body ran on the journal's tokens")
+        #expect(!keystore.journal.isPending)
+        #expect(engine.secret(Self.name(Self.record("alice")))?.version == 2)
+    }
+
+    @Test("a secret that is not Latchkey's, at the lease or among the accounts, is refused and not written over")
+    func notLatchkeys() async throws {
+        let engine = KVEngine()
+        engine.put("team/lease", ["owner": "ops"])
+        let ran = Mutex(false)
+        await #expect(throws: KeystoreError.openBao(.notLatchkeys(path: "secret/team/lease"))) {
+            try await Self.keystore(engine).update { _ in ran.withLock { $0 = true } }
+        }
+        #expect(!ran.withLock { $0 } && engine.secret("team/lease")?.version == 1)
+
+        let other = KVEngine()
+        other.put("team/accounts/database", ["password": "hunter2"])
+        await #expect(throws: KeystoreError.openBao(.notLatchkeys(path: "secret/team/accounts/database"))) {
+            try await Self.keystore(other).records()
+        }
+        #expect(other.secret("team/accounts/database")?.version == 1)
+    }
+
+    @Test("a removed account becomes a marker written with check-and-set, and is no longer listed")
+    func removal() async throws {
+        let engine = KVEngine()
+        let keystore = Self.keystore(engine)
+        try await keystore.update { $0 += [Self.record("alice"), Self.record("bob")] }
+        try await keystore.update { $0.removeAll { $0.subject == "alice" } }
+        #expect(try await keystore.records().map(\.subject) == ["bob"])
+        #expect(engine.secret(Self.name(Self.record("alice")))?.data == ["latchkey": "removed"])
+    }
+}

@@ -1,0 +1,227 @@
+"""`keystore = "openbao"` against a real OpenBao 2.7 (openbao_support.py): two machines (two sets
+of XDG directories, each with its own OpenBao token) share one team path. An account signed in
+on one is used by the other; twelve refreshes from both at once against a provider that rotates
+refresh tokens and revokes the family on reuse all succeed; OpenBao down fails fast naming the
+address and changes nothing here; a token whose policy does not cover the path, and a secret
+there that is not Latchkey's, are refused; a write back OpenBao refuses after the provider
+answered waits in the journal (doctor says so) and is written by the next command."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conftest import ALICE, EX_OK, EX_UNAVAILABLE, SHORT_TOKEN_SECONDS, IdP, Latchkey, assert_userinfo
+from openbao_support import OpenBaoCluster
+
+TOKEN_POST = "POST /o/token/"
+
+
+def team_policy(prefix: str, capabilities: str = '"create", "read", "update", "list"') -> str:
+    return (f'path "secret/data/{prefix}/*" {{ capabilities = [{capabilities}] }}\n'
+            f'path "secret/metadata/{prefix}/*" {{ capabilities = ["read", "list"] }}\n')
+
+
+@pytest.fixture(scope="module")
+def reuse_idp(tmp_path_factory):
+    """The test provider with refresh-token rotation and reuse protection on: a rotated refresh
+    token used again revokes the whole family, as providers in the field do. Its access tokens
+    live SHORT_TOKEN_SECONDS, so a test can wait for one to need a refresh."""
+    idp = IdP("idp-reuse", tmp_path_factory.mktemp("idp-reuse"), "--refresh-token-reuse-protection",
+              "--access-token-seconds", str(SHORT_TOKEN_SECONDS))
+    try:
+        idp.wait_ready()
+        yield idp
+    finally:
+        idp.stop()
+
+
+def start_cluster(directory) -> OpenBaoCluster:
+    cluster = OpenBaoCluster(directory, size=1).start()
+    cluster.enable_kv("secret")
+    cluster.configure("PUT", "sys/policies/acl/team", {"policy": team_policy("team")})
+    cluster.configure("PUT", "sys/policies/acl/other", {"policy": team_policy("other")})
+    return cluster
+
+
+@pytest.fixture(scope="module")
+def openbao(tmp_path_factory):
+    cluster = start_cluster(tmp_path_factory.mktemp("openbao"))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def token_for(cluster: OpenBaoCluster, *policies: str) -> str:
+    return cluster.configure("POST", "auth/token/create", {"policies": list(policies), "ttl": "1h"})["auth"]["client_token"]
+
+
+class Machine(Latchkey):
+    """One machine of the team: its own XDG directories and OpenBao token file."""
+
+    def use_openbao(self, cluster: OpenBaoCluster, path: str, token: str) -> None:
+        token_file = self.root / "secret" / "openbao-token"
+        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(token)
+        (self.config / "latchkey").mkdir(parents=True, exist_ok=True)
+        addresses = ", ".join(json.dumps(address) for address in cluster.addresses)
+        (self.config / "latchkey" / "config.toml").write_text(
+            f'keystore = "openbao"\n\n[openbao]\naddresses = [{addresses}]\nmount = "secret"\npath = "{path}"\n'
+            f'token_file = "{token_file}"\n')
+
+    @property
+    def journal(self):
+        return self.data / "latchkey" / "openbao.journal"
+
+
+@pytest.fixture
+def machines(tmp_path, openbao):
+    """Two machines sharing a team path of their own (each test gets a fresh one)."""
+    path = f"team/{secrets.token_hex(4)}"
+    pair = [Machine(tmp_path / "one"), Machine(tmp_path / "two")]
+    for machine in pair:
+        machine.use_openbao(openbao, path, token_for(openbao, "team"))
+    yield pair, path
+    for machine in pair:
+        machine.close()
+
+
+def stored(cluster: OpenBaoCluster, path: str) -> dict:
+    answer = cluster.api("GET", f"secret/data/{path}")
+    return answer.json()["data"] if answer.ok else {}
+
+
+def test_an_account_signed_in_on_one_machine_is_used_by_the_other(machines, idp_a):
+    (one, two), path = machines
+    for machine in (one, two):
+        machine.add_provider("a", idp_a)
+    assert one.login("a").code == EX_OK
+    token = two.token("a")
+    assert token == one.token("a")
+    assert_userinfo(idp_a, token, ALICE)
+    assert [account["keystore"] for account in two.status()] == ["openbao"]
+    for machine in (one, two):
+        assert not machine.vault.exists() and not machine.journal.exists(), "no vault file, no journal on a machine"
+
+
+def test_twelve_refreshes_from_two_machines_at_once_all_succeed_and_the_account_survives(machines, reuse_idp):
+    (one, two), path = machines
+    for machine in (one, two):
+        machine.add_provider("a", reuse_idp)
+    assert one.login("a").code == EX_OK
+    posts = reuse_idp.count(TOKEN_POST)
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(12) as pool:
+        runs = list(pool.map(lambda machine: machine.run("refresh", "a", timeout=120), [one, two] * 6))
+    seconds = time.monotonic() - started
+    failed = [str(run) for run in runs if run.code != EX_OK]
+    assert not failed, "\n".join(failed)
+    assert reuse_idp.count(TOKEN_POST) == posts + 12, "each refresh asked the provider once, one after another"
+
+    token = one.token("a")
+    assert two.token("a") == token
+    assert_userinfo(reuse_idp, token, ALICE)
+    assert two.run("refresh", "a").code == EX_OK, "the refresh token OpenBao holds is the family's newest"
+    print(f"12 refreshes from two machines at once: {seconds:.1f} s")
+
+
+def test_a_machine_that_waited_for_the_lease_reads_the_new_token_and_does_not_refresh_again(machines, reuse_idp):
+    (one, two), path = machines
+    for machine in (one, two):
+        machine.add_provider("a", reuse_idp)
+    assert one.login("a").code == EX_OK
+    time.sleep(SHORT_TOKEN_SECONDS + 1)
+    posts = reuse_idp.count(TOKEN_POST)
+    with ThreadPoolExecutor(2) as pool:
+        tokens = list(pool.map(lambda machine: machine.token("a"), [one, two]))
+    assert tokens[0] == tokens[1], "the machine that waited read the token the other wrote"
+    assert reuse_idp.count(TOKEN_POST) == posts + 1, "one refresh for both machines"
+
+
+def test_openbao_down_fails_fast_naming_the_address_and_changes_nothing_here(tmp_path, idp_a):
+    cluster = start_cluster(tmp_path / "openbao")
+    machine = Machine(tmp_path / "machine")
+    try:
+        machine.use_openbao(cluster, "team/down", token_for(cluster, "team"))
+        machine.add_provider("a", idp_a)
+        assert machine.login("a").code == EX_OK
+        before = {path: path.read_bytes() for path in machine.files()}
+        cluster.nodes[0].stop()
+
+        for args in (("token", "a"), ("refresh", "a"), ("status",)):
+            result = machine.run(*args)
+            assert result.code == EX_UNAVAILABLE and result.seconds < 5, result
+            assert f"cannot reach OpenBao at {cluster.url.removeprefix('http://')}" in result.stderr, result
+        assert {path: path.read_bytes() for path in machine.files()} == before, "nothing local changed"
+
+        cluster.nodes[0].start()
+        cluster.unseal(cluster.nodes[0])
+        cluster.wait_until(lambda: cluster.nodes[0].health() == 200, "the node did not become active again")
+        assert_userinfo(idp_a, machine.token("a"), ALICE)
+        assert machine.run("refresh", "a").code == EX_OK, "the account came back with the cluster"
+    finally:
+        machine.close()
+        cluster.stop()
+
+
+def test_a_token_whose_policy_does_not_cover_the_path_is_refused_naming_the_path(machines, openbao, idp_a):
+    (one, _), path = machines
+    one.use_openbao(openbao, path, token_for(openbao, "other"))
+    one.add_provider("a", idp_a)
+    result = one.login("a")
+    assert result.code != EX_OK and f"secret/metadata/{path}/accounts" in result.stderr, result
+    assert "permission denied" in result.stderr and result.stderr.count("\n") == 1, result
+    assert not one.vault.exists() and not one.ua_log_text(), "refused before the browser was opened"
+
+
+def test_a_secret_at_the_path_that_is_not_latchkeys_is_refused_and_left_alone(machines, openbao, idp_a):
+    (one, _), path = machines
+    one.add_provider("a", idp_a)
+    openbao.configure("POST", f"secret/data/{path}/lease", {"data": {"owner": "the ops team's own lease"}})
+    result = one.login("a")
+    assert result.code != EX_OK and f"secret/{path}/lease that Latchkey did not write" in result.stderr, result
+    lease = stored(openbao, f"{path}/lease")
+    assert lease["data"] == {"owner": "the ops team's own lease"} and lease["metadata"]["version"] == 1, "left alone"
+
+    openbao.api("DELETE", f"secret/metadata/{path}/lease")
+    openbao.configure("POST", f"secret/data/{path}/accounts/database", {"data": {"password": "not latchkey's"}})
+    result = one.run("status")
+    assert result.code != EX_OK and f"secret/{path}/accounts/database that Latchkey did not write" in result.stderr, result
+    assert stored(openbao, f"{path}/accounts/database")["metadata"]["version"] == 1
+
+
+def test_a_write_back_openbao_refuses_after_the_provider_answered_waits_in_the_journal(machines, openbao, reuse_idp):
+    (one, two), path = machines
+    for machine in (one, two):
+        machine.add_provider("a", reuse_idp)
+    assert one.login("a").code == EX_OK
+    # The lease may still be written, the accounts no longer: the refresh runs, its write back fails.
+    name = f"readonly-{secrets.token_hex(3)}"
+    openbao.configure("PUT", f"sys/policies/acl/{name}", {"policy": (
+        f'path "secret/data/{path}/lease" {{ capabilities = ["create", "read", "update"] }}\n'
+        f'path "secret/data/{path}/accounts/*" {{ capabilities = ["read"] }}\n'
+        f'path "secret/metadata/{path}/*" {{ capabilities = ["read", "list"] }}\n')})
+    one.use_openbao(openbao, path, token_for(openbao, name))
+    before = one.token("a")
+
+    refreshed = one.run("refresh", "a")
+    assert refreshed.code == EX_OK, refreshed
+    assert one.journal.exists() and one.journal.stat().st_mode & 0o777 == 0o600
+    doctor = one.run("doctor")
+    assert "openbao journal" in doctor.stdout and str(one.journal) in doctor.stdout, doctor
+
+    openbao.configure("PUT", f"sys/policies/acl/{name}", {"policy": team_policy("team")})
+    assert one.run("status").code == EX_OK
+    assert not one.journal.exists(), "the next command wrote the journal and removed it"
+    token = two.token("a")
+    assert token != before and one.token("a") == token
+    assert_userinfo(reuse_idp, token, ALICE)
+    assert two.run("refresh", "a").code == EX_OK, "the rotated refresh token reached OpenBao: the family lives"
