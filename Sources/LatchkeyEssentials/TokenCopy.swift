@@ -78,7 +78,7 @@ public enum TokenCopy {
     public enum Entry: Equatable, Sendable {
         /// `expiresAt` is `nil` when the provider gave no expiry. `proofBound`: the token goes only
         /// with a DPoP proof, so no `Authorization: Bearer` header may carry it (`mcp headers`).
-        case token(issuedAt: Int, expiresAt: Int?, token: [UInt8], proofBound: Bool = false)
+        case token(issuedAt: Int, expiresAt: Int?, token: [UInt8], proofBound: Bool)
         /// `policy`: the fingerprint of the policy files the copy was made under.
         case alias(of: String, policy: String)
         /// A whole answer of the full command, printed as it is until `usableUntil` (Unix seconds)

@@ -323,9 +323,9 @@ struct TokenCopyTests {
     @Test("a token copy carries its issue time and expiry (or none) and round-trips")
     func roundTrip() {
         for entry: TokenCopy.Entry in [
-            .token(issuedAt: 1_750_000_000, expiresAt: 1_750_003_600, token: Array("t".utf8)),
-            .token(issuedAt: -5, expiresAt: nil, token: Array("tok".utf8)),
-            .token(issuedAt: .min, expiresAt: .max - 1, token: [0]),
+            .token(issuedAt: 1_750_000_000, expiresAt: 1_750_003_600, token: Array("t".utf8), proofBound: false),
+            .token(issuedAt: -5, expiresAt: nil, token: Array("tok".utf8), proofBound: false),
+            .token(issuedAt: .min, expiresAt: .max - 1, token: [0], proofBound: false),
             .token(issuedAt: 1_750_000_000, expiresAt: 1_750_003_600, token: Array("bound".utf8), proofBound: true),
             .alias(of: "12", policy: "1:2:3:4:5:6:7|-|8:9:10:11:12:13:14"),
             .alias(of: "3", policy: ""),
