@@ -31,9 +31,11 @@ def team_policy(prefix: str, capabilities: str = '"create", "read", "update", "l
 def reuse_idp(tmp_path_factory):
     """The test provider with refresh-token rotation and reuse protection on: a rotated refresh
     token used again revokes the whole family, as providers in the field do. Its access tokens
-    live SHORT_TOKEN_SECONDS, so a test can wait for one to need a refresh."""
+    live SHORT_TOKEN_SECONDS, so a test can wait for one to need a refresh, and its token endpoint
+    answers 300 ms late, so refreshes started together overlap there (without the lease, two of
+    the twelve below use one refresh token and the account is lost)."""
     idp = IdP("idp-reuse", tmp_path_factory.mktemp("idp-reuse"), "--refresh-token-reuse-protection",
-              "--access-token-seconds", str(SHORT_TOKEN_SECONDS))
+              "--access-token-seconds", str(SHORT_TOKEN_SECONDS), "--token-delay-ms", "300")
     try:
         idp.wait_ready()
         yield idp

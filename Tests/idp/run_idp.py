@@ -52,6 +52,7 @@ def parse_args(argv):
     p.add_argument("--client-id", default="latchkey-test")
     p.add_argument("--refresh-token-reuse-protection", action="store_true",
                    help="revoke a refresh token's whole family when a rotated one is used again, as providers in the field do")
+    p.add_argument("--token-delay-ms", type=int, default=0, help="answer each token request this many ms late")
     p.add_argument(
         "--redirect-paths",
         default="",
@@ -149,6 +150,7 @@ def main(argv=None):
     os.environ["LATCHKEY_IDP_NAME"] = args.name
     os.environ["LATCHKEY_IDP_DATA_DIR"] = str(data_dir)
     os.environ["LATCHKEY_IDP_ACCESS_TOKEN_SECONDS"] = str(args.access_token_seconds)
+    os.environ["LATCHKEY_IDP_TOKEN_DELAY_MS"] = str(args.token_delay_ms)
     os.environ["LATCHKEY_IDP_REUSE_PROTECTION"] = "1" if args.refresh_token_reuse_protection else "0"
     sys.path.insert(0, str(HERE))
 

@@ -15,6 +15,11 @@ AuthorizationResponseIssMiddleware  -- TEST FIXTURE's implementation of RFC 9207
     endpoint redirect to a loopback redirect URI that carries "code" or "error"
     and lacks "iss".
 
+SlowTokenEndpointMiddleware
+    With run_idp.py --token-delay-ms N, answers each token request N ms late,
+    as providers in the field take their time: a test of concurrent refreshes
+    then really overlaps them.
+
 DiscoveryExtrasMiddleware
     DOT's OIDC discovery document omits some endpoints that its RFC 8414
     metadata has. This adds (only when missing): revocation_endpoint,
@@ -25,6 +30,7 @@ DiscoveryExtrasMiddleware
 import json
 import os
 import threading
+import time
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from django.conf import settings
@@ -48,6 +54,17 @@ class RequestLogMiddleware:
                 os.write(fd, line)
             finally:
                 os.close(fd)
+        return self.get_response(request)
+
+
+class SlowTokenEndpointMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.delay = int(os.environ.get("LATCHKEY_IDP_TOKEN_DELAY_MS", "0")) / 1000
+
+    def __call__(self, request):
+        if self.delay and request.method == "POST" and request.path == "/o/token/":
+            time.sleep(self.delay)
         return self.get_response(request)
 
 

@@ -68,6 +68,7 @@ MIDDLEWARE = [
     "idp_site.middleware.RequestLogMiddleware",
     # Test-fixture additions to DOT's behaviour (see middleware.py).
     "idp_site.middleware.AuthorizationResponseIssMiddleware",
+    "idp_site.middleware.SlowTokenEndpointMiddleware",
     "idp_site.middleware.DiscoveryExtrasMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
