@@ -144,7 +144,7 @@ let package = Package(
         // throw-away vault in a private directory, the SMS inbox and the demo browser.
         .target(
             name: "LatchkeyDemo",
-            dependencies: ["LatchkeyCore", "LatchkeyVault", "DemoOpenIDProvider", "IdentityToolkitEmulator"],
+            dependencies: ["LatchkeyCore", "LatchkeyEssentials", "LatchkeyVault", "DemoOpenIDProvider", "IdentityToolkitEmulator"],
             swiftSettings: strictSettings
         ),
         // Test driver for the vault's crash-safety and locking tests (Tests/e2e/test_vault_durability.py).

@@ -1,3 +1,5 @@
+import LatchkeyEssentials
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -53,13 +55,12 @@ public enum AgentSocket {
 
     /// Why `directory` may not hold the agent's socket (see `privacyProblem(ofDirectoryOf:)`).
     public static func privacyProblem(ofDirectory directory: String) -> String? {
-        var info = stat()
-        guard lstat(directory, &info) == 0 else { return String(cString: strerror(errno)) }
-        guard info.st_mode & S_IFMT == S_IFDIR else { return "it is not a directory" }
-        guard info.st_uid == geteuid() else { return "it belongs to uid \(info.st_uid)" }
-        guard info.st_mode & 0o077 == 0 else {
-            return "group or others may use it (mode \(String(info.st_mode & 0o7777, radix: 8))); run chmod 700 \(directory)"
+        switch TrustedDirectory.problem(directory, .privateToYou, followingLinks: false) {
+        case nil: return nil
+        case .unreadable(let error)?: return String(cString: strerror(error))
+        case .notADirectory?: return "it is not a directory"
+        case .ownedBy(let owner, _)?: return "it belongs to uid \(owner)"
+        case .tooOpen(let mode)?: return "group or others may use it (mode \(String(mode, radix: 8))); run chmod 700 \(directory)"
         }
-        return nil
     }
 }

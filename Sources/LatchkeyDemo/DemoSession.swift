@@ -2,6 +2,7 @@ import DemoOpenIDProvider
 public import Foundation
 import IdentityToolkitEmulator
 public import LatchkeyCore
+import LatchkeyEssentials
 public import LatchkeyVault
 import Synchronization
 
@@ -235,12 +236,11 @@ public final class DemoSession: Sendable {
     }
 
     /// Whether `path` is a directory `makePrivateDirectory` could have made: named
-    /// `latchkey-demo.*`, this user's, mode 0700, not a symlink. Only such a directory is removed
-    /// by the watchdog, whatever path it is handed.
+    /// `latchkey-demo.*`, this user's, open to nobody else, not a symlink. Only such a directory
+    /// is removed by the watchdog, whatever path it is handed.
     public static func isPrivateDirectory(_ path: String) -> Bool {
-        var info = stat()
-        guard (path as NSString).lastPathComponent.hasPrefix("latchkey-demo."), lstat(path, &info) == 0 else { return false }
-        return info.st_mode & S_IFMT == S_IFDIR && info.st_mode & 0o7777 == 0o700 && info.st_uid == geteuid()
+        (path as NSString).lastPathComponent.hasPrefix("latchkey-demo.")
+            && TrustedDirectory.problem(path, .privateToYou, followingLinks: false) == nil
     }
 
     static func makePrivateDirectory(in parent: String) throws(DemoError) -> String {

@@ -103,12 +103,12 @@ public enum VaultFile {
     /// What is wrong with the vault's directory, or `nil`; a directory that does not exist holds
     /// no vault, and is the full command's to create.
     public static func directoryProblem(_ directory: String) -> Problem? {
-        var info = stat()
-        guard stat(directory, &info) == 0 else { return nil }
-        guard info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
-            return .unsafeDirectory(path: directory, mode: info.st_mode & 0o777, owner: info.st_uid == geteuid() ? nil : info.st_uid)
+        switch TrustedDirectory.problem(directory, .changedOnlyByYou) {
+        case .ownedBy(let owner, let mode)?: return .unsafeDirectory(path: directory, mode: mode & 0o777, owner: owner)
+        case .tooOpen(let mode)?: return .unsafeDirectory(path: directory, mode: mode & 0o777, owner: nil)
+        // Not there (or not a directory): the full command creates it, or fails to, saying why.
+        case .unreadable?, .notADirectory?, nil: return nil
         }
-        return nil
     }
 
     /// The file's type, owner, mode and size against the rules above.

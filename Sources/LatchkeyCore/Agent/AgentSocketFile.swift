@@ -28,18 +28,15 @@ enum AgentSocketFile {
     /// root's, and writable by nobody else unless sticky (where others cannot replace our entry).
     static func checkParent(of path: String) throws(AgentError) {
         let parent = (path as NSString).deletingLastPathComponent
-        var info = stat()
-        guard stat(parent.isEmpty ? "." : parent, &info) == 0 else {
-            throw .unsafeDirectory(path: parent, reason: String(cString: strerror(errno)))
+        let reason: String
+        switch TrustedDirectory.problem(parent.isEmpty ? "." : parent, .keepsYourEntries) {
+        case nil: return
+        case .unreadable(let error)?: reason = String(cString: strerror(error))
+        case .notADirectory?: reason = "it is not a directory"
+        case .ownedBy(let owner, _)?: reason = "it belongs to uid \(owner), who could replace the socket"
+        case .tooOpen(let mode)?: reason = "others can write it (mode \(String(mode, radix: 8))) and could replace the socket"
         }
-        guard info.st_uid == geteuid() || info.st_uid == 0 else {
-            throw .unsafeDirectory(path: parent, reason: "it belongs to uid \(info.st_uid), who could replace the socket")
-        }
-        guard info.st_mode & 0o022 == 0 || info.st_mode & S_ISVTX != 0 else {
-            throw .unsafeDirectory(
-                path: parent,
-                reason: "others can write it (mode \(String(info.st_mode & 0o7777, radix: 8))) and could replace the socket")
-        }
+        throw .unsafeDirectory(path: parent, reason: reason)
     }
 
     /// Listens at `path`. An existing socket of this user's that nobody answers on (an agent
