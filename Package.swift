@@ -27,6 +27,7 @@ let package = Package(
         .executable(name: "latchkey-cli", targets: ["latchkey-cli"]),
         .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
         .library(name: "LatchkeyVault", targets: ["LatchkeyVault"]),
+        .library(name: "LatchkeyLauncher", targets: ["LatchkeyLauncher"]),
         .executable(name: "latchkey-emulator", targets: ["latchkey-emulator"]),
         .library(name: "IdentityToolkitEmulator", targets: ["IdentityToolkitEmulator"]),
     ],

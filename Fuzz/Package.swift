@@ -43,6 +43,7 @@ let package = Package(
                     "FuzzSupport",
                     .product(name: "LatchkeyCore", package: "Latchkey"),
                     .product(name: "LatchkeyVault", package: "Latchkey"),
+                    .product(name: "LatchkeyLauncher", package: "Latchkey"),
                     .product(name: "Crypto", package: "swift-crypto"),
                 ],
                 swiftSettings: strictSettings

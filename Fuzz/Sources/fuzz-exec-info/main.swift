@@ -3,6 +3,7 @@
 // An accepted request's answer must carry the version asked for and decode back as JSON.
 internal import Foundation
 internal import FuzzSupport
+internal import LatchkeyLauncher
 
 @testable internal import LatchkeyCore
 @testable internal import LatchkeyVault
