@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -16,6 +17,14 @@ from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
 from conftest import ALICE, EX_NO_ACCOUNT, EX_OK
 from test_sign_in_again import signed_in_then_revoked
 from test_token_fast_path import seed
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` is a process that has not exited (a zombie has)."""
+    try:
+        return "Z" not in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+    except FileNotFoundError:
+        return False
 
 
 def hook(lk, name: str, body: str) -> Path:
@@ -142,6 +151,30 @@ def test_the_agent_runs_on_release_without_waiting_for_it_and_never_gives_it_the
     assert all(e["requester"].startswith("local: ") for e in said), said
     assert_no_secret(out.read_text(), *tokens)
     assert os.path.exists(agent.socket)
+
+
+def test_a_hook_still_running_when_the_agent_stops_is_ended_with_it(lk, idp_a, agents):
+    """A hook runs in a process group of its own, so it would outlive an agent stopped before the
+    hook's deadline, orphaned for up to its whole timeout; the agent ends it on the way out."""
+    pid_file = lk.root / "hook.pid"
+    slow = hook(lk, "slow", f"echo $$ > {pid_file}\nsleep 600\n")
+    configure(lk, f'[hooks]\non_release = "{slow}"\ntimeout = 300\n')
+    lk.add_provider("a", idp_a)
+    assert lk.login("a").code == EX_OK
+    agent = agents()
+    assert lk.run("token", "a", env=agent_env(agent)).code == EX_OK
+    deadline = time.monotonic() + 10
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        assert time.monotonic() < deadline, "the hook did not start"
+        time.sleep(0.05)
+    hook_pid = int(pid_file.read_text())
+    assert running(hook_pid)
+    os.kill(agent.popen.pid, signal.SIGTERM)
+    assert agent.wait_exit(10) == 0, agent.stderr()
+    deadline = time.monotonic() + 5
+    while running(hook_pid):
+        assert time.monotonic() < deadline, "the hook outlived the agent"
+        time.sleep(0.05)
 
 
 def test_the_agent_runs_on_expiring_once_for_an_account_without_a_refresh_token(lk, agents):

@@ -141,6 +141,8 @@ public final class Agent: Sendable {
         }
         fresh.cancel()
         await fresh.value
+        // Hooks it fired that still run end with it (each has its own process group).
+        ChildProcess.endRunningGroups()
     }
 
     /// Makes `run` return: from a signal handler's task, or a test.

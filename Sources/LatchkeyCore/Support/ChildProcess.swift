@@ -1,5 +1,6 @@
 import CLatchkeySys
 import Foundation
+import Synchronization
 
 /// The one way Latchkey starts another program (the second-factor plugin, the browser).
 ///
@@ -31,6 +32,17 @@ enum ChildProcess {
 
     static let stderrLimit = 4096
 
+    /// The process groups of the children `run` is waiting for. A hook the agent fired may run for
+    /// its whole timeout; when the agent stops first, `endRunningGroups` ends them with it rather
+    /// than leaving them behind, orphaned.
+    private static let runningGroups = Mutex<Set<pid_t>>([])
+
+    /// Kills the whole process group of every child `run` is still waiting for (each `run` then
+    /// returns as for a child killed by a signal). For a process about to end.
+    static func endRunningGroups() {
+        for group in runningGroups.withLock({ $0 }) { kill(-group, SIGKILL) }
+    }
+
     /// Runs `path` with `input` on stdin and waits at most `timeout` for its answer on stdout: all
     /// of it, or only the first line when `stopAtNewline`. At the deadline, past `outputLimit`
     /// bytes, or once the line has arrived, the child's whole process group is killed.
@@ -48,6 +60,8 @@ enum ChildProcess {
             for fd in [stdin.read, stdin.write, stdout.read, stdout.write, stderr.read, stderr.write] { close(fd) }
             throw error
         }
+        runningGroups.withLock { _ = $0.insert(pid) }
+        defer { runningGroups.withLock { _ = $0.remove(pid) } }
         close(stdin.read)
         close(stdout.write)
         close(stderr.write)
