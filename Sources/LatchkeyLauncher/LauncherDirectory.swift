@@ -1,4 +1,4 @@
-import LatchkeyEssentials
+public import LatchkeyEssentials
 import LatchkeyVault
 
 #if canImport(Glibc)
@@ -13,17 +13,23 @@ public struct LauncherDirectory: Sendable {
     private let mappings: [UInt8]
     /// The physical working directory; empty when nothing is mapped (it is then never asked for).
     public let path: String
+    /// Whose token copies answer here: the keystore the full command last ran with under
+    /// config.toml as it is now.
+    public let origin: CopiesOrigin
 
-    /// The mappings in force for the vault of `lookup`'s environment, or `nil` when the launcher
-    /// cannot know them (config.toml changed since the full command last copied them): the launcher
-    /// then answers nothing, and the full command does.
+    /// The mappings in force for the keystore of `lookup`'s environment (the first of
+    /// `CopiesOrigin.candidates` whose copy of them was made under config.toml as it is now), or
+    /// `nil` when the launcher cannot know them (config.toml changed since the full command last
+    /// copied them): the launcher then answers nothing, and the full command does.
     public static func current(_ lookup: (String) -> String?) -> LauncherDirectory? {
-        let vault = VaultFile.defaultPath(lookup)
         let configFile = XDGDirectories.config(lookup) + "/config.toml"
-        guard let mappings = DirectoryAccountsCopy.current(vaultPath: vault, configFile: configFile) else { return nil }
-        guard !mappings.isEmpty else { return LauncherDirectory(mappings: [], path: "") }
-        guard let path = PhysicalDirectory.current() else { return nil }
-        return LauncherDirectory(mappings: mappings, path: path)
+        for origin in CopiesOrigin.candidates(lookup) {
+            guard let mappings = DirectoryAccountsCopy.current(vaultPath: origin.location, configFile: configFile) else { continue }
+            guard !mappings.isEmpty else { return LauncherDirectory(mappings: [], path: "", origin: origin) }
+            guard let path = PhysicalDirectory.current() else { return nil }
+            return LauncherDirectory(mappings: mappings, path: path, origin: origin)
+        }
+        return nil
     }
 
     /// `request` as this directory means it: a bare provider's token is the mapped account's.

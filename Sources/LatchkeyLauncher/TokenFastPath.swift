@@ -1,5 +1,5 @@
 import CLatchkeySys
-import LatchkeyEssentials
+public import LatchkeyEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -18,16 +18,17 @@ public enum TokenFastPath {
     /// `narrowing` asks for the copy of a token got with `--resource`/`--scope` (scopes sorted).
     /// With `asMCPHeader`, the token is printed as `mcp headers` prints it, and a DPoP-bound one
     /// not at all (the full command says why).
+    /// `origin`: whose copies (`LauncherDirectory.origin`).
     public static func run(
-        selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int, asMCPHeader: Bool = false
+        selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int, asMCPHeader: Bool = false,
+        from origin: CopiesOrigin
     ) -> Int32? {
         let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
-        let vault = VaultFile.defaultPath(environment)
         // A selector's provider is what comes before its first colon (provider names have none).
         let provider = String(decoding: selector.utf8.prefix { $0 != UInt8(ascii: ":") }, as: UTF8.self)
         guard let policy = PolicyFiles.currentFingerprint(ofProvider: provider, environment),
             let copy = token(
-                selector: selector, narrowing: narrowing, minimumLifetime: minimumLifetime, vaultPath: vault, policy: policy,
+                selector: selector, narrowing: narrowing, minimumLifetime: minimumLifetime, origin: origin, policy: policy,
                 now: time(nil))
         else { return nil }
         var token = copy.token
@@ -40,20 +41,21 @@ public enum TokenFastPath {
         return written == token.count ? 0 : nil
     }
 
-    /// The copied token for `selector` if the vault at `vaultPath` passes `VaultFile.check` (the
-    /// full command refuses anything else with its own message, so no answer from the keyring may
-    /// bypass that), the copy was made under the policy files as they are now (`policy`, their
+    /// The copied token for `selector` among `origin`'s copies if `origin` passes its check
+    /// (`CopiesOrigin.passesCheck`: the full command refuses anything else with its own message,
+    /// so no answer from the keyring may bypass that), the copy was made under the policy files as they are now (`policy`, their
     /// fingerprint: a provider file or config.toml edited since may say `confirm = true`), and the
     /// token is valid `minimumLifetime` seconds from `now`.
     public static func token(
-        selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int, vaultPath vault: String,
+        selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int, origin: CopiesOrigin,
         policy: String, now: Int
     ) -> (token: [UInt8], proofBound: Bool)? {
+        let vault = origin.location
         let key =
             narrowing.map {
                 TokenCopy.narrowedKeyDescription(vaultPath: vault, selector: selector, resource: $0.resource, scopes: $0.scopes)
             } ?? TokenCopy.selectorKeyDescription(vaultPath: vault, selector: selector)
-        guard case .success(true) = VaultFile.check(vault),
+        guard origin.passesCheck,
             let alias = read(key),
             case .alias(let account, policy) = TokenCopy.decode(alias),
             let payload = read(TokenCopy.accountKeyDescription(vaultPath: vault, account: account)),
@@ -84,26 +86,25 @@ public enum TokenFastPath {
     }
 
     /// `aws-credential`'s answer as the full command kept it (`TokenCopy.Entry.answer`), printed
-    /// as it is: while it may be used, the vault passes `VaultFile.check` and the policy files are
-    /// as they were when it was kept.
-    public static func runAWSCredential(selector: String, options: [String?]) -> Int32? {
+    /// as it is: while it may be used, `origin` passes its check and the policy files are as they
+    /// were when it was kept.
+    public static func runAWSCredential(selector: String, options: [String?], from origin: CopiesOrigin) -> Int32? {
         let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
-        let vault = VaultFile.defaultPath(environment)
         let key = TokenCopy.awsAnswerKeyDescription(
-            vaultPath: vault, selector: selector, options: options, environment: TokenCopy.awsEnvironment.map(environment))
+            vaultPath: origin.location, selector: selector, options: options, environment: TokenCopy.awsEnvironment.map(environment))
         let provider = String(decoding: selector.utf8.prefix { $0 != UInt8(ascii: ":") }, as: UTF8.self)
         guard
             let text = answer(
-                key: key, vaultPath: vault, policy: PolicyFiles.currentFingerprint(ofProvider: provider, environment), now: time(nil))
+                key: key, origin: origin, policy: PolicyFiles.currentFingerprint(ofProvider: provider, environment), now: time(nil))
         else { return nil }
         let written = text.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
         return written == text.count ? 0 : nil
     }
 
-    /// The answer kept under `key`, if the vault at `vaultPath` passes `VaultFile.check`, the
-    /// answer was kept under the policy files' fingerprint `policy` and may still be used at `now`.
-    public static func answer(key: String, vaultPath vault: String, policy: String?, now: Int) -> [UInt8]? {
-        guard let policy, case .success(true) = VaultFile.check(vault), let payload = read(key),
+    /// The answer kept under `key`, if `origin` passes its check, the answer was kept under the
+    /// policy files' fingerprint `policy` and may still be used at `now`.
+    public static func answer(key: String, origin: CopiesOrigin, policy: String?, now: Int) -> [UInt8]? {
+        guard let policy, origin.passesCheck, let payload = read(key),
             case .answer(let usableUntil, policy, let text) = TokenCopy.decode(payload), now < usableUntil
         else { return nil }
         return text

@@ -24,6 +24,8 @@ public enum UnlockedVaultAnswer {
     /// Prints the answer and returns the exit status, or `nil` to let the full command answer.
     /// `directory`'s mappings mark the accounts they choose in `status --json`, as the full command marks them.
     public static func run(_ request: LauncherRequest, in directory: LauncherDirectory? = nil, now: Date = Date()) -> Int32? {
+        // The keystore config.toml chose keeps no vault (openbao): nothing here to open.
+        if case .openBao = directory?.origin { return nil }
         switch request {
         case .statusJSON: return status(now: now, here: directory?.here)
         case .token(let selector, let minimumLifetime, let narrowing):

@@ -31,18 +31,19 @@ if let asked = LauncherRequest(arguments) {
     let directory = agent?.isExplicit == true ? nil : LauncherDirectory.current(environment)
     if let directory, case .token(let selector, let minimumLifetime, let narrowing) = directory.applying(to: asked),
         let status = TokenFastPath.run(
-            selector: selector.description, narrowing: narrowing.map { ($0.resource, $0.scopes) }, minimumLifetime: minimumLifetime)
+            selector: selector.description, narrowing: narrowing.map { ($0.resource, $0.scopes) }, minimumLifetime: minimumLifetime,
+            from: directory.origin)
     {
         exit(status)
     }
     if let directory, case .awsCredential(let selector, let options) = directory.applying(to: asked),
-        let status = TokenFastPath.runAWSCredential(selector: selector.description, options: options)
+        let status = TokenFastPath.runAWSCredential(selector: selector.description, options: options, from: directory.origin)
     {
         exit(status)
     }
     // The full command's default lifetime: `mcp headers` takes no --min-ttl here.
     if let directory, case .mcpHeaders(let selector) = directory.applying(to: asked),
-        let status = TokenFastPath.run(selector: selector.description, minimumLifetime: 60, asMCPHeader: true)
+        let status = TokenFastPath.run(selector: selector.description, minimumLifetime: 60, asMCPHeader: true, from: directory.origin)
     {
         exit(status)
     }

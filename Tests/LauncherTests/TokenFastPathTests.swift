@@ -49,7 +49,7 @@ struct TokenFastPathTests {
             for elapsed in [0, 1, 29, 30, 31, 59, 60, 61] {
                 for margin in [0, 1, 29, 30, 59, 60, 120, Int.max] {
                     let answer = TokenFastPath.token(
-                        selector: "p", minimumLifetime: margin, vaultPath: vault, policy: Self.policy, now: seconds + elapsed)
+                        selector: "p", minimumLifetime: margin, origin: .vault(vault), policy: Self.policy, now: seconds + elapsed)
                     let expected = record.isValid(at: now.addingTimeInterval(TimeInterval(elapsed)), margin: TimeInterval(margin))
                     #expect((answer != nil) == expected, "elapsed \(elapsed), margin \(margin)")
                     if let answer { #expect(answer.token == Array("fake-access-1001".utf8) && !answer.proofBound) }
@@ -57,7 +57,7 @@ struct TokenFastPathTests {
             }
             // The case the copies used to refuse: 59 s left of a 60-second token, --min-ttl 60.
             #expect(
-                TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds + 1)
+                TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds + 1)
                     != nil)
         }
     }
@@ -71,7 +71,7 @@ struct TokenFastPathTests {
                 now: now
             )
             let answer = TokenFastPath.token(
-                selector: "p:1001", minimumLifetime: .max, vaultPath: vault, policy: Self.policy, now: Int(now.timeIntervalSince1970))
+                selector: "p:1001", minimumLifetime: .max, origin: .vault(vault), policy: Self.policy, now: Int(now.timeIntervalSince1970))
             #expect(answer?.token == Array("fake-access-1001".utf8))
         }
     }
@@ -87,10 +87,11 @@ struct TokenFastPathTests {
             copies.sync(records, withholding: [1], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
             let seconds = Int(now.timeIntervalSince1970)
             #expect(
-                TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) != nil)
+                TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds)
+                    != nil)
             for selector in ["p:bob", "p:1002"] {
                 #expect(
-                    TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds)
+                    TokenFastPath.token(selector: selector, minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds)
                         == nil, "\(selector)")
             }
             let listed = try #require(WithheldAccounts.current(vaultPath: vault))
@@ -100,7 +101,8 @@ struct TokenFastPathTests {
             // file, yet the copies are made anew.
             copies.sync(records, withholding: [0, 1], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
             #expect(
-                TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) == nil)
+                TokenFastPath.token(selector: "p:alice", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds)
+                    == nil)
             #expect(WithheldAccounts.current(vaultPath: vault)?.contains(records[0]) == true)
         }
     }
@@ -129,7 +131,8 @@ struct TokenFastPathTests {
             copies.sync(records, withholding: [1], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
             #expect(
                 TokenFastPath.token(
-                    selector: "p:alice", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: Int(now.timeIntervalSince1970))
+                    selector: "p:alice", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy,
+                    now: Int(now.timeIntervalSince1970))
                     != nil)
             copies.drop()
             #expect(WithheldAccounts.current(vaultPath: vault) == nil)
@@ -143,15 +146,18 @@ struct TokenFastPathTests {
             copies.sync(
                 records, withholding: [], policies: Self.policies, unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
             let seconds = Int(now.timeIntervalSince1970)
-            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) != nil)
+            #expect(
+                TokenFastPath.token(selector: "p", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds) != nil)
             // A provider file or config.toml edited since (`confirm = true` added in place).
             #expect(
-                TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy + "x", now: seconds) == nil)
+                TokenFastPath.token(selector: "p", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy + "x", now: seconds)
+                    == nil)
             #expect(WithheldAccounts.current(vaultPath: vault)?.policy(of: "p") == Self.policy)
 
             // Files that changed while they were read give no fingerprint, and no copy is made.
             copies.sync(records, withholding: [], policies: [:], unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
-            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) == nil)
+            #expect(
+                TokenFastPath.token(selector: "p", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds) == nil)
         }
     }
 
@@ -165,7 +171,8 @@ struct TokenFastPathTests {
             let selector = AccountSelector(parsing: "p:").description
             #expect(
                 TokenFastPath.token(
-                    selector: selector, minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: Int(now.timeIntervalSince1970))
+                    selector: selector, minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: Int(now.timeIntervalSince1970)
+                )
                     != nil)
         }
     }
@@ -178,7 +185,8 @@ struct TokenFastPathTests {
             let records = [Self.record(issued: now, lifetime: 3_600)]
             copies.sync(records, withholding: [], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
             let seconds = Int(now.timeIntervalSince1970)
-            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) != nil)
+            #expect(
+                TokenFastPath.token(selector: "p", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds) != nil)
 
             // What the previous Latchkey left for the same file and unlock: payload 0x00 (expiry
             // only) and a marker without the format byte.
@@ -193,11 +201,12 @@ struct TokenFastPathTests {
             )
             try KernelKeyring.store(
                 Array(marker.dropLast()), description: TokenCopy.markerKeyDescription(vaultPath: vault), timeout: 600, in: ring)
-            #expect(TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) == nil)
+            #expect(
+                TokenFastPath.token(selector: "p", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds) == nil)
 
             copies.sync(records, withholding: [], policies: Self.policies, unlockedUntil: until, vaultFile: file, now: now)
             #expect(
-                TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds)?.token
+                TokenFastPath.token(selector: "p", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds)?.token
                     == Array("fake-access-1001".utf8))
         }
     }
@@ -239,11 +248,13 @@ struct TokenFastPathTests {
                     now: now)
                 let seconds = Int(now.timeIntervalSince1970)
                 #expect(
-                    TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) != nil,
+                    TokenFastPath.token(selector: "p", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds)
+                        != nil,
                     "before: \(what)")
                 try attack(vault)
                 #expect(
-                    TokenFastPath.token(selector: "p", minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds) == nil,
+                    TokenFastPath.token(selector: "p", minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds)
+                        == nil,
                     "\(what)")
             }
         }
@@ -262,7 +273,7 @@ extension TokenFastPathTests {
                 now: now)
             let seconds = Int(now.timeIntervalSince1970)
             let answer = { (selector: String) in
-                TokenFastPath.token(selector: selector, minimumLifetime: 60, vaultPath: vault, policy: Self.policy, now: seconds)
+                TokenFastPath.token(selector: selector, minimumLifetime: 60, origin: .vault(vault), policy: Self.policy, now: seconds)
             }
             #expect(answer("p:alice")?.proofBound == true)
             #expect(answer("p:bob")?.proofBound == false)
@@ -294,13 +305,13 @@ struct KeptAnswerTests {
         let text = Array("{\"Version\": 1}\n".utf8)
         try KernelKeyring.store(
             TokenCopy.encode(.answer(usableUntil: now + 30, policy: "files", text: text)), description: key, timeout: 60, in: ring)
-        #expect(TokenFastPath.answer(key: key, vaultPath: vault, policy: "files", now: now) == text)
-        #expect(TokenFastPath.answer(key: key, vaultPath: vault, policy: "files", now: now + 30) == nil, "past its use")
-        #expect(TokenFastPath.answer(key: key, vaultPath: vault, policy: "edited files", now: now) == nil, "policy files changed")
-        #expect(TokenFastPath.answer(key: key, vaultPath: vault, policy: nil, now: now) == nil, "policy files unreadable")
+        #expect(TokenFastPath.answer(key: key, origin: .vault(vault), policy: "files", now: now) == text)
+        #expect(TokenFastPath.answer(key: key, origin: .vault(vault), policy: "files", now: now + 30) == nil, "past its use")
+        #expect(TokenFastPath.answer(key: key, origin: .vault(vault), policy: "edited files", now: now) == nil, "policy files changed")
+        #expect(TokenFastPath.answer(key: key, origin: .vault(vault), policy: nil, now: now) == nil, "policy files unreadable")
         let otherRegion = TokenCopy.awsAnswerKeyDescription(
             vaultPath: vault, selector: "p", options: ["arn:aws:iam::1:role/r", nil, nil, nil], environment: [nil, "us-east-1", nil])
-        #expect(TokenFastPath.answer(key: otherRegion, vaultPath: vault, policy: "files", now: now) == nil)
+        #expect(TokenFastPath.answer(key: otherRegion, origin: .vault(vault), policy: "files", now: now) == nil)
     }
 
     @Test("no option, variable or selector spelling can stand for another in the key")

@@ -36,6 +36,10 @@ public struct Composition: Sendable {
         case .failure(let errors):
             keystore = UnusableKeystore(errors: errors)
         case .success(let settings):
+            // config.toml moved away from the openbao keystore: its copies go, as the vault's do below.
+            if backend == nil, settings.keystore != .openBao {
+                LauncherCopies(origin: .openBao(journal: paths.openBaoJournal), releasePolicy: nil, directories: nil).lock()
+            }
             switch backend ?? settings.keystore {
             case .vault:
                 let source: any PassphraseProvider = environment["LATCHKEY_PASSPHRASE_FILE"].map { PassphraseFile(path: $0) } ?? passphrase
@@ -49,8 +53,17 @@ public struct Composition: Sendable {
                 if backend == nil { VaultKeystore(path: paths.vaultFile, passphrase: passphrase, cacheKey: true).lock() }
             case .openBao:
                 if let openBao = settings.openBao {
+                    // The launcher's copies only when config.toml chooses this keystore: the
+                    // launcher answers only what config.toml's keystore holds.
+                    let copies =
+                        (backend ?? settings.keystore) == settings.keystore
+                        ? LauncherCopies(
+                            origin: .openBao(journal: paths.openBaoJournal), releasePolicy: releasePolicy,
+                            directories: settings.sourceIdentity.map { ($0, settings.directories) })
+                        : nil
                     keystore = OpenBaoKeystore(
-                        settings: openBao, transport: transport, environment: environment, journalPath: paths.openBaoJournal)
+                        settings: openBao, transport: transport, environment: environment, journalPath: paths.openBaoJournal,
+                        launcherCopies: copies)
                 } else {
                     keystore = UnusableKeystore(
                         errors: ProviderFileErrors([

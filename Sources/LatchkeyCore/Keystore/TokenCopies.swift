@@ -108,6 +108,33 @@ struct TokenCopies {
         return true
     }
 
+    /// Replaces the copies with those `records` allow under `releasePolicy` (no copy of an
+    /// account a person must approve, nor of a provider whose policy files cannot be read), and
+    /// config.toml's directory mappings (`directories`, with the identity of the file they were
+    /// read from) beside them: what every keystore with launcher copies does after a read or write.
+    func sync(
+        _ records: [AccountRecord], releasePolicy: ReleasePolicy?, directories: (identity: String, accounts: DirectoryAccounts)?,
+        unlockedUntil until: Date, vaultFile: [UInt8]?
+    ) {
+        // Of the files as they were before the policy was read from them: one changed meanwhile
+        // makes the launcher pass the copies over, never trust them.
+        var policies: [String: String] = [:]
+        for provider in Set(records.map(\.provider)) { policies[provider] = releasePolicy?.fingerprint(ofProvider: provider) }
+        let withheld = Set(records.indices.filter { releasePolicy?.needsApproval(records[$0]) == true })
+        let renewed = sync(records, withholding: withheld, policies: policies, unlockedUntil: until, vaultFile: vaultFile)
+        if let (identity, accounts) = directories {
+            syncDirectories(DirectoryAccountsCopy.payload(accounts, identity: identity), unlockedUntil: until, renewing: renewed)
+        }
+    }
+
+    /// `Keystore.keepAnswerForLauncher` for a keystore with launcher copies: kept unless a person
+    /// must approve `record`'s tokens or its provider's policy files cannot be read.
+    func keepAnswer(_ text: [UInt8], key: String, of record: AccountRecord, releasePolicy: ReleasePolicy?, usableUntil: Date) {
+        guard let releasePolicy, !releasePolicy.needsApproval(record), let policy = releasePolicy.fingerprint(ofProvider: record.provider)
+        else { return }
+        keepAnswer(text, key: key, policy: policy, usableUntil: usableUntil)
+    }
+
     /// Names the copies' origin: the vault file's SHA-256 (every write seals with a fresh nonce,
     /// so it changes with every write) with the accounts withheld and the policy files'
     /// fingerprints (a provider file or config.toml edited changes them, not the file), the unlock's end,

@@ -161,10 +161,7 @@ public final class VaultKeystore: Keystore {
     }
 
     public func keepAnswerForLauncher(_ text: [UInt8], key: (_ vaultPath: String) -> String, of record: AccountRecord, until: Date) {
-        guard let tokenCopies, let releasePolicy, !releasePolicy.needsApproval(record),
-            let policy = releasePolicy.fingerprint(ofProvider: record.provider)
-        else { return }
-        tokenCopies.keepAnswer(text, key: key(path), policy: policy, usableUntil: until)
+        tokenCopies?.keepAnswer(text, key: key(path), of: record, releasePolicy: releasePolicy, usableUntil: until)
     }
 
     /// The fast path's copies, only for a vault whose unlock is cached (they expire with it).
@@ -173,16 +170,7 @@ public final class VaultKeystore: Keystore {
     /// `vaultFile`: the bytes the records came from or went to (`nil` when there is no file).
     private func refreshTokenCopies(_ records: [AccountRecord], vaultFile: [UInt8]?) {
         guard let tokenCopies, let until = keyCache?.unlockedUntil else { return }
-        // Of the files as they were before the policy was read from them: one changed meanwhile
-        // makes the launcher pass the copies over, never trust them.
-        var policies: [String: String] = [:]
-        for provider in Set(records.map(\.provider)) { policies[provider] = releasePolicy?.fingerprint(ofProvider: provider) }
-        let withheld = Set(records.indices.filter { releasePolicy?.needsApproval(records[$0]) == true })
-        let renewed = tokenCopies.sync(records, withholding: withheld, policies: policies, unlockedUntil: until, vaultFile: vaultFile)
-        if let (identity, accounts) = directories {
-            tokenCopies.syncDirectories(
-                DirectoryAccountsCopy.payload(accounts, identity: identity), unlockedUntil: until, renewing: renewed)
-        }
+        tokenCopies.sync(records, releasePolicy: releasePolicy, directories: directories, unlockedUntil: until, vaultFile: vaultFile)
     }
 
     // MARK: - Reading

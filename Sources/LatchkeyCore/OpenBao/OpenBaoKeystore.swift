@@ -39,15 +39,20 @@ public final class OpenBaoKeystore: Keystore {
     let owner: String
     /// The token, obtained once per process (an AppRole login is a request).
     private let token = Mutex<Secret?>(nil)
+    /// The launcher's copies, made from every read and write while `unlock --for` lasts; `nil`
+    /// when config.toml does not choose this keystore (a one-off `--keystore openbao`).
+    public let launcherCopies: LauncherCopies?
 
     public init(
         settings: OpenBaoSettings, transport: any HTTPTransport, environment: [String: String], journalPath: String,
-        leaseDuration: TimeInterval = 60, leaseWait: TimeInterval = 90, now: @escaping @Sendable () -> Date = { Date() },
+        launcherCopies: LauncherCopies? = nil, leaseDuration: TimeInterval = 60, leaseWait: TimeInterval = 90,
+        now: @escaping @Sendable () -> Date = { Date() },
         pause: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
     ) {
         self.settings = settings
         client = OpenBaoClient(addresses: settings.addresses, transport: transport)
         self.environment = environment
+        self.launcherCopies = launcherCopies
         journal = OpenBaoJournal(path: journalPath, mount: settings.mount, path: settings.path)
         self.leaseDuration = leaseDuration
         self.leaseWait = leaseWait
@@ -67,11 +72,13 @@ public final class OpenBaoKeystore: Keystore {
     // MARK: - Keystore
 
     public func records() async throws(KeystoreError) -> [AccountRecord] {
-        try await Self.typed {
+        let records = try await Self.typed {
             let token = try await self.currentToken()
             if self.journal.isPending { try await self.underLease(token) { try await self.writeJournal(token) } }
             return Self.ordered(try await self.readAccounts(token).compactMap(\.record))
         }
+        launcherCopies?.sync(records)
+        return records
     }
 
     public func update<Result: Sendable>(
@@ -94,6 +101,7 @@ public final class OpenBaoKeystore: Keystore {
                 let changes = Self.changes(from: stored, to: records)
                 try await Self.typed { try await self.writeBack(changes, over: stored, token: token) }
             }
+            launcherCopies?.sync(records)
             await release(lease, token: token)
             return result
         } catch {
@@ -133,6 +141,10 @@ public final class OpenBaoKeystore: Keystore {
             await release(lease, token: token)
             throw error
         }
+    }
+
+    public func keepAnswerForLauncher(_ text: [UInt8], key: (_ vaultPath: String) -> String, of record: AccountRecord, until: Date) {
+        launcherCopies?.keepAnswer(text, key: key, of: record, until: until)
     }
 
     // MARK: - Reading

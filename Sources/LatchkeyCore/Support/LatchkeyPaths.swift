@@ -14,6 +14,6 @@ public struct LatchkeyPaths: Sendable {
     /// The `secret-service` keystore's vault: a separate file, so switching backends never mixes keys.
     public var secretServiceVaultFile: String { dataDirectory + "/secret-service.vault" }
     /// The `openbao` keystore's records that wait to be written back (`OpenBaoJournal`).
-    public var openBaoJournal: String { dataDirectory + "/openbao.journal" }
+    public var openBaoJournal: String { CopiesOrigin.openBaoJournal(dataDirectory: dataDirectory) }
     public var configFile: String { configDirectory + "/config.toml" }
 }

@@ -1,12 +1,15 @@
 import ArgumentParser
 import Foundation
 import LatchkeyCore
+import LatchkeyEssentials
 import LatchkeyVault
 
 struct UnlockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unlock",
-        abstract: "Unlock the vault for a while, keeping its key in the kernel keyring, so scripts need no passphrase.")
+        abstract:
+            "Unlock the vault for a while, keeping its key in the kernel keyring, so scripts need no passphrase (openbao: copy its tokens for `latchkey token`)."
+    )
 
     @Option(name: .customLong("for"), help: "How long: seconds, or a number with s, m or h (default 15m).")
     var duration: UnlockDuration = UnlockDuration(seconds: 900)
@@ -15,7 +18,16 @@ struct UnlockCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            guard let vault = options.context().keystore as? VaultKeystore, vault.keyCache != nil else {
+            let keystore = options.context().keystore
+            if let openBao = keystore as? OpenBaoKeystore {
+                guard let copies = openBao.launcherCopies else { throw Self.openBaoNotChosen }
+                let until = try await copies.unlock(for: TimeInterval(duration.seconds)) { _ = try await openBao.records() }
+                Output.info(
+                    "The openbao keystore's tokens are copied into the kernel keyring for `latchkey token` until \(until.formatted(date: .omitted, time: .standard)) (no passphrase: OpenBao's token reads them); `latchkey lock` drops the copies now."
+                )
+                return
+            }
+            guard let vault = keystore as? VaultKeystore, vault.keyCache != nil else {
                 throw ValidationError(
                     "only the vault keystore is unlocked with a passphrase; the Secret Service unlocks with your desktop session")
             }
@@ -23,11 +35,16 @@ struct UnlockCommand: AsyncParsableCommand {
             Output.info("The vault is unlocked until \(until.formatted(date: .omitted, time: .standard)); `latchkey lock` locks it now.")
         }
     }
+
+    /// The launcher answers only from config.toml's keystore, so only that one's tokens are copied.
+    static let openBaoNotChosen = ValidationError(
+        "the openbao keystore's tokens are copied for the launcher only when config.toml chooses it (keystore = \"openbao\"), not with --keystore"
+    )
 }
 
 struct LockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "lock", abstract: "Lock the vault now: drop its key from the kernel keyring.")
+        commandName: "lock", abstract: "Lock the vault now: drop its key from the kernel keyring (openbao: drop its tokens' copies).")
 
     @OptionGroup var options: KeystoreOptions
 
@@ -38,9 +55,19 @@ struct LockCommand: AsyncParsableCommand {
                 // Locking must work whatever config.toml holds: the passphrase vault is locked,
                 // and what is wrong with the file is said.
                 for error in errors.errors { Output.error(error.description) }
-                let vault = VaultKeystore(
-                    path: LatchkeyPaths(environment: context.environment).vaultFile, passphrase: TerminalPassphrasePrompt(), cacheKey: true)
+                let paths = LatchkeyPaths(environment: context.environment)
+                let vault = VaultKeystore(path: paths.vaultFile, passphrase: TerminalPassphrasePrompt(), cacheKey: true)
                 Output.info(vault.lock() ? "The vault is locked." : "The vault was not unlocked.")
+                // Whichever keystore the file meant, the launcher answers nothing more.
+                LauncherCopies(origin: .openBao(journal: paths.openBaoJournal), releasePolicy: nil, directories: nil).lock()
+                return
+            }
+            if let openBao = context.keystore as? OpenBaoKeystore {
+                guard let copies = openBao.launcherCopies else { throw UnlockCommand.openBaoNotChosen }
+                Output.info(
+                    copies.lock()
+                        ? "The copies of the openbao keystore's tokens are dropped from the kernel keyring."
+                        : "The openbao keystore's tokens were not copied (`latchkey unlock` copies them).")
                 return
             }
             guard let vault = context.keystore as? VaultKeystore, vault.keyCache != nil else {
