@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -23,24 +22,18 @@ import pytest
 import requests
 
 from conftest import (ALICE, EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, SHORT_TOKEN_SECONDS, _die_with_parent,
-                      assert_clean_stderr, jwt_parts)
+                      assert_clean_stderr, free_ports, jwt_parts)
 
 AWS = Path(sys.prefix) / "bin" / "aws"
 ROLE = "arn:aws:iam::123456789012:role/deploy"
 pytestmark = pytest.mark.skipif(not AWS.exists(), reason="the AWS CLI is not in the test venv (Tests/idp/setup-venv.sh installs it)")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class Moto:
     """`python -m moto.server` on a loopback port, recording requests to a file of its own."""
 
     def __init__(self, directory: Path):
-        self.port = free_port()
+        (self.port,) = free_ports(1)
         self.url = f"http://127.0.0.1:{self.port}"
         directory.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "MOTO_RECORDER_FILEPATH": str(directory / "recording")}

@@ -31,20 +31,9 @@ import requests
 
 from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
 from tui_support import tmux  # noqa: F401  (fixture)
-from conftest import EX_NO_ACCOUNT, EX_OK, EX_PROVIDER_FILE, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess, assert_clean_stderr, jwt_parts, message
+from conftest import EX_NO_ACCOUNT, EX_OK, EX_PROVIDER_FILE, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess, assert_clean_stderr, free_ports, jwt_parts, message
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 class Glewlwyd(ServerProcess):

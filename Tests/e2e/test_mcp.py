@@ -19,8 +19,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
-from conftest import EX_OK, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr, jwt_parts
-from test_glewlwyd import Glewlwyd, add_glewlwyd, free_ports, glewlwyd_current  # noqa: F401  (fixture)
+from conftest import EX_OK, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr, free_ports, jwt_parts
+from test_glewlwyd import Glewlwyd, add_glewlwyd, glewlwyd_current  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
 

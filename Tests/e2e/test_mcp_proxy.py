@@ -27,9 +27,9 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
 from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
-from conftest import EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess
+from conftest import EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess, free_ports
 from test_mcp import call_whoami
-from test_glewlwyd import Glewlwyd, free_ports
+from test_glewlwyd import Glewlwyd
 
 pytestmark = pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
 

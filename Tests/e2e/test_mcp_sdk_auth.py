@@ -18,8 +18,7 @@ import requests
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import EX_OK, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr
-from test_glewlwyd import free_ports
+from conftest import EX_OK, EX_REJECTED, EX_USAGE, REPO, ServerProcess, assert_clean_stderr, free_ports
 
 # Access tokens live this long, so that one is refreshed within the test: Latchkey's margin is
 # capped at half a token's lifetime.
