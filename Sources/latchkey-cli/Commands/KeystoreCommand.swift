@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import LatchkeyCore
+import LatchkeyVault
+
+/// `latchkey keystore`: what concerns the keystore as a whole.
+struct KeystoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keystore", abstract: "Move accounts between keystores.", subcommands: [KeystoreMigrateCommand.self])
+}
+
+/// `latchkey keystore migrate --to KEYSTORE`: every account and registered client of the keystore
+/// in use (config.toml's `keystore`, or `--keystore`) moved into another (`KeystoreMigration`).
+struct KeystoreMigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract:
+            "Move every account and registered client of the keystore in use into another, each verified there before it is removed here; run it again after an interruption."
+    )
+
+    @Option(
+        help: "The keystore to move into: vault, secret-service or openbao (config.toml's [openbao]).",
+        completion: .list(LatchkeyConfiguration.KeystoreBackend.allCases.map(\.rawValue)),
+        transform: { text in
+            guard let backend = LatchkeyConfiguration.KeystoreBackend(rawValue: text) else {
+                throw ValidationError("--to must be vault, secret-service or openbao")
+            }
+            return backend
+        })
+    var to: LatchkeyConfiguration.KeystoreBackend
+
+    @OptionGroup var options: KeystoreOptions
+
+    func run() async throws {
+        try await Failure.reporting {
+            let source = options.context()
+            let configured = try source.configuration.get().keystore
+            let from = options.keystore ?? configured
+            guard from != to else {
+                // A usage error, said as every failure is (a ValidationError here would exit 1).
+                Output.error(
+                    "the accounts are in \(to.rawValue) already: --to names the keystore to move them into (--keystore or config.toml's keystore names the one they are in)"
+                )
+                throw ExitCode(Failure.usage)
+            }
+            let target = Composition(backend: to)
+            let steps = try await KeystoreMigration(from: source.keystore, to: target.keystore).run { step in
+                switch step.item {
+                case .account(let provider, let label): Output.result("\(provider):\(label): \(step.outcome.description)")
+                case .client(let provider): Output.result("\(provider) registered client: \(step.outcome.description)")
+                }
+            }
+            let (accounts, clients) = (steps.filter(\.item.isAccount), steps.filter { !$0.item.isAccount })
+            let left = steps.count(where: { !$0.outcome.isDone })
+            Output.result(
+                "\(accounts.count(where: \.outcome.isDone)) of \(accounts.count) accounts and \(clients.count(where: \.outcome.isDone)) of \(clients.count) registered clients are in \(to.rawValue) now; "
+                    + (left == 0 ? "nothing is left in \(from.rawValue)." : "\(left) left in \(from.rawValue) (above).")
+            )
+            guard left == 0 else { throw ExitCode(Failure.exitCode(for: .unavailable)) }
+            if configured != to {
+                let file = LatchkeyPaths(environment: source.environment).configFile
+                let line = "keystore = \"\(to.rawValue)\""
+                if let number = LatchkeyConfiguration.keystoreLine(inFileAt: file) {
+                    Output.info("config.toml still chooses \(configured.rawValue): set `\(line)` on line \(number) of \(file).")
+                } else {
+                    Output.info("config.toml chooses \(configured.rawValue) (the default): add the line `\(line)` at the top of \(file).")
+                }
+            }
+        }
+    }
+}
