@@ -21,7 +21,7 @@ struct Latchkey: AsyncParsableCommand {
             DoctorCommand.self,
             GitCredentialCommand.self, KubectlCredentialCommand.self, KubeconfigCommand.self, DockerCredentialCommand.self,
             AgentCommand.self, ApproveCommand.self, DenyCommand.self, MCPCommand.self, AWSCredentialCommand.self,
-            AWSConfigCommand.self, GCPCredentialCommand.self, GCPConfigCommand.self, OpenBaoTokenCommand.self,
+            AWSConfigCommand.self, GCPCredentialCommand.self, GCPConfigCommand.self, OpenBaoTokenCommand.self, KeystoreCommand.self,
         ],
         // In a terminal, `latchkey` alone opens the screen; in pipes and scripts it prints the status.
         defaultSubcommand: isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ScreenCommand.self : StatusCommand.self)
