@@ -20,7 +20,7 @@ struct UnlockCommand: AsyncParsableCommand {
         try await Failure.reporting {
             let keystore = options.context().keystore
             if let openBao = keystore as? OpenBaoKeystore {
-                guard let copies = openBao.launcherCopies else { throw Self.openBaoNotChosen }
+                guard let copies = openBao.launcherCopies else { throw Self.refused(Self.openBaoNotChosen) }
                 let until = try await copies.unlock(for: TimeInterval(duration.seconds)) { _ = try await openBao.records() }
                 Output.info(
                     "The openbao keystore's tokens are copied into the kernel keyring for `latchkey token` until \(until.formatted(date: .omitted, time: .standard)) (no passphrase: OpenBao's token reads them); `latchkey lock` drops the copies now."
@@ -28,7 +28,7 @@ struct UnlockCommand: AsyncParsableCommand {
                 return
             }
             guard let vault = keystore as? VaultKeystore, vault.keyCache != nil else {
-                throw ValidationError(
+                throw Self.refused(
                     "only the vault keystore is unlocked with a passphrase; the Secret Service unlocks with your desktop session")
             }
             let until = try await vault.unlock(for: TimeInterval(duration.seconds))
@@ -37,9 +37,15 @@ struct UnlockCommand: AsyncParsableCommand {
     }
 
     /// The launcher answers only from config.toml's keystore, so only that one's tokens are copied.
-    static let openBaoNotChosen = ValidationError(
+    static let openBaoNotChosen =
         "the openbao keystore's tokens are copied for the launcher only when config.toml chooses it (keystore = \"openbao\"), not with --keystore"
-    )
+
+    /// A request this keystore cannot do, said as every failure is and exiting as a usage error
+    /// (a `ValidationError` thrown inside `Failure.reporting` would exit 1 as "unexpected").
+    static func refused(_ message: String) -> ExitCode {
+        Output.error(message)
+        return ExitCode(Failure.usage)
+    }
 }
 
 struct LockCommand: AsyncParsableCommand {
@@ -63,7 +69,7 @@ struct LockCommand: AsyncParsableCommand {
                 return
             }
             if let openBao = context.keystore as? OpenBaoKeystore {
-                guard let copies = openBao.launcherCopies else { throw UnlockCommand.openBaoNotChosen }
+                guard let copies = openBao.launcherCopies else { throw UnlockCommand.refused(UnlockCommand.openBaoNotChosen) }
                 Output.info(
                     copies.lock()
                         ? "The copies of the openbao keystore's tokens are dropped from the kernel keyring."
@@ -71,7 +77,7 @@ struct LockCommand: AsyncParsableCommand {
                 return
             }
             guard let vault = context.keystore as? VaultKeystore, vault.keyCache != nil else {
-                throw ValidationError("only the vault keystore is locked here; lock the Secret Service from your desktop")
+                throw UnlockCommand.refused("only the vault keystore is locked here; lock the Secret Service from your desktop")
             }
             Output.info(vault.lock() ? "The vault is locked." : "The vault was not unlocked.")
         }
