@@ -125,3 +125,28 @@ def test_a_one_off_keystore_openbao_copies_nothing(machine):
     config.write_text(config.read_text().replace('keystore = "openbao"', 'keystore = "vault"'))
     result = machine.run("unlock", "--keystore", "openbao")
     assert result.code == EX_USAGE and "only when config.toml chooses it" in result.stderr, result
+
+
+def test_a_journal_others_can_read_stops_the_launchers_answers_as_the_full_command_refuses_it(machine):
+    """The full command reads the journal, with the vault's checks, before it asks OpenBao for
+    anything; the launcher must not answer past that refusal."""
+    machine.ok("unlock", "--for", "10m")
+    machine.token("a")
+    machine.journal.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    machine.journal.write_text("{}")
+    machine.journal.chmod(0o644)
+    refused = machine.run("token", "a")
+    assert refused.code != EX_OK and "openbao.journal" in refused.stderr and "chmod 600" in refused.stderr, refused
+    machine.leave_only_the_launcher()
+    assert machine.run("token", "a").code == FULL_COMMAND_MISSING, "the launcher did not answer past the refusal"
+    machine.journal.unlink()
+
+
+def test_config_toml_edited_since_the_copies_were_made_stops_the_launchers_answers(machine):
+    """config.toml chooses the keystore: edited, it may choose another, so only the full command answers."""
+    machine.ok("unlock", "--for", "10m")
+    machine.token("a")
+    config = machine.config / "latchkey" / "config.toml"
+    config.write_text(config.read_text() + "# edited\n")
+    machine.leave_only_the_launcher()
+    assert machine.run("token", "a").code == FULL_COMMAND_MISSING
