@@ -136,6 +136,11 @@ public struct AgentRequest: Codable, Sendable, Equatable {
     /// `id`: the confirmation `approve` or `deny` answers.
     public var confirmation: Int?
     public var client: Client?
+    /// `refused`: the `ath` (base64url SHA-256, RFC 9449 §4.2) of the access token a resource
+    /// server just refused (HTTP 401). The agent refreshes the account when that is the token
+    /// it holds, at most once per `Agent.forcedRefreshInterval`; a hash of another token gets the
+    /// current one. A hash, so the request names the token without carrying it.
+    public var refused: String?
 
     /// What `resource` and `scope` ask for; `nil` for the account's own token.
     public var narrowing: TokenNarrowing? {
@@ -157,13 +162,15 @@ public struct AgentRequest: Codable, Sendable, Equatable {
         case aws
         case confirmation = "id"
         case client
+        case refused
     }
 
     public init(
         _ operation: Operation, selector: String? = nil, minimumLifetime: Int? = nil, tokens: Tokens? = nil,
         narrowing: TokenNarrowing? = nil, workingDirectory: String? = nil, git: String? = nil, registry: String? = nil,
-        aws: AWSRole? = nil, confirmation: Int? = nil, client: Client? = nil
+        aws: AWSRole? = nil, confirmation: Int? = nil, client: Client? = nil, refused: String? = nil
     ) {
+        self.refused = refused
         self.registry = registry
         self.aws = aws
         resource = narrowing?.resource
@@ -223,6 +230,11 @@ public struct AgentAnswer: Codable, Sendable, Equatable {
     /// a bearer token (`mcp headers` refuses it).
     public var proofBound: Bool?
     public var idToken: Secret?
+    /// `mcp_url`: the MCP server the account's provider file names (`latchkey mcp add`), sent
+    /// with its access token: the token is bound to that URL (RFC 8707), and a host without the
+    /// file (a forwarded one) learns where `mcp proxy` must send it from the agent, not from
+    /// anything it chose.
+    public var mcpURL: String?
     /// Unix seconds; absent when the provider gave no expiry.
     public var expiresAt: Int?
     public var provider: String?
@@ -250,6 +262,7 @@ public struct AgentAnswer: Codable, Sendable, Equatable {
         case accessToken = "access_token"
         case proofBound = "proof_bound"
         case idToken = "id_token"
+        case mcpURL = "mcp_url"
         case expiresAt = "expires_at"
     }
 

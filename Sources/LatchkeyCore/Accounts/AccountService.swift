@@ -165,16 +165,23 @@ public struct AccountService: Sendable {
         return try await refreshUnderLock(selector: selector, minimumLifetime: minimumLifetime)
     }
 
-    /// Refreshes `selector`'s account now (the screen's `r`), whatever its expiry.
-    public func refresh(_ selector: AccountSelector) async throws -> AccountRecord {
-        try await refreshUnderLock(selector: selector, minimumLifetime: .infinity)
+    /// Refreshes `selector`'s account now (the screen's `r`), whatever its expiry; with `needed`,
+    /// only if it says so of the account as it is under the keystore's lock (a refresh for one
+    /// token a server refused, which another process may have replaced meanwhile).
+    public func refresh(
+        _ selector: AccountSelector, if needed: ((AccountRecord) throws -> Bool)? = nil
+    ) async throws -> AccountRecord {
+        try await refreshUnderLock(selector: selector, minimumLifetime: .infinity, needed: needed)
     }
 
-    private func refreshUnderLock(selector: AccountSelector, minimumLifetime: TimeInterval) async throws -> AccountRecord {
+    private func refreshUnderLock(
+        selector: AccountSelector, minimumLifetime: TimeInterval, needed: ((AccountRecord) throws -> Bool)? = nil
+    ) async throws -> AccountRecord {
         let provider = try catalog.provider(named: selector.provider)
         let outcome: Result<AccountRecord, any Error> = try await keystore.update { records in
             let current = try selector.select(from: records)
             if minimumLifetime.isFinite && current.isValid(at: engine.now(), margin: minimumLifetime) { return .success(current) }
+            if let needed, try !needed(current) { return .success(current) }
             guard let index = records.firstIndex(where: { $0.isSameAccount(as: current) }) else { return .success(current) }
             do {
                 let refreshed = try await refreshed(current, provider: provider)

@@ -36,9 +36,12 @@ extension Agent {
             guard let selector = request.selector, !selector.isEmpty else { throw AgentError.malformedRequest(reason: "no selector") }
             let lifetime = request.minimumLifetime ?? Self.refreshWindow
             guard lifetime >= 0 else { throw AgentError.malformedRequest(reason: "min_ttl must not be negative") }
+            if request.refused != nil && (request.narrowing != nil || (request.tokens ?? .access) != .access) {
+                throw AgentError.malformedRequest(reason: "refused goes with the account's own access token")
+            }
             return try await release(
                 AccountSelector(parsing: selector), minimumLifetime: lifetime, tokens: request.tokens ?? .access,
-                narrowing: request.narrowing, for: request, on: connection)
+                narrowing: request.narrowing, refused: request.refused, for: request, on: connection)
         case .awsCredential:
             return try await awsCredential(request, on: connection)
         case .gitCredential:
@@ -63,11 +66,12 @@ extension Agent {
 
     /// A token of `selector`'s account for the client on `connection`, if it may have one
     /// (`release(_:for:on:naming:fetch:)`), a forwarded client only for a resource the provider
-    /// file lists. Refreshed first when needed. With `narrowing`, the access token is that
-    /// account's for that resource and those scopes.
+    /// file lists. Refreshed first when needed, or when `refused` names the token the agent holds
+    /// (`refreshing(_:refused:_:)`). With `narrowing`, the access token is that account's for
+    /// that resource and those scopes.
     private func release(
         _ selector: AccountSelector, minimumLifetime: Int, tokens: AgentRequest.Tokens, narrowing: TokenNarrowing? = nil,
-        for request: AgentRequest, on connection: AgentConnection
+        refused: String? = nil, for request: AgentRequest, on connection: AgentConnection
     ) async throws -> AgentAnswer {
         if let resource = narrowing?.resource, let problem = ResourceIndicator.problem(resource) {
             throw NarrowingError.invalidResource(problem: problem)
@@ -76,7 +80,8 @@ extension Agent {
             selector, for: request, on: connection,
             naming: { provider in narrowing?.resource.map { [.resource: provider?.listedResources.contains($0) ?? false] } ?? [:] },
             fetch: { record, service in
-                try await token(of: record, minimumLifetime: minimumLifetime, tokens: tokens, narrowing: narrowing, service)
+                try await token(
+                    of: record, minimumLifetime: minimumLifetime, tokens: tokens, narrowing: narrowing, refused: refused, service)
             })
     }
 
@@ -172,15 +177,20 @@ extension Agent {
     }
 
     /// The tokens of `record` the request asks for, refreshed as needed; with `narrowing`, the
-    /// access token for that resource and those scopes.
+    /// access token for that resource and those scopes. An access token goes with the MCP server
+    /// its provider file names (`mcp_url`), the one URL it is bound to.
     private func token(
-        of record: AccountRecord, minimumLifetime: Int, tokens: AgentRequest.Tokens, narrowing: TokenNarrowing?, _ service: AccountService
+        of record: AccountRecord, minimumLifetime: Int, tokens: AgentRequest.Tokens, narrowing: TokenNarrowing?, refused: String?,
+        _ service: AccountService
     ) async throws -> AgentAnswer {
-        let fresh = try await service.validRecord(
-            for: AccountSelector(provider: record.provider, account: record.subject), minimumLifetime: TimeInterval(minimumLifetime))
+        let fresh = try await refreshing(
+            try await service.validRecord(
+                for: AccountSelector(provider: record.provider, account: record.subject), minimumLifetime: TimeInterval(minimumLifetime)),
+            refused: refused, service)
         var answer = AgentAnswer(ok: true)
         answer.provider = fresh.provider
         answer.account = fresh.label
+        if tokens != .id { answer.mcpURL = (try? service.catalog.provider(named: fresh.provider))?.protocolChoices?.mcpURL?.absoluteString }
         answer.proofBound = fresh.isProofBound && tokens != .id ? true : nil
         if let narrowing {
             guard tokens == .access else { throw AgentError.malformedRequest(reason: "resource and scope ask for an access token") }
@@ -195,6 +205,26 @@ extension Agent {
             if tokens != .access { answer.idToken = try service.token(of: fresh, idToken: true) }
         }
         return answer
+    }
+
+    /// `record`, refreshed now if `refused` is the `ath` of the access token it holds: a server
+    /// has refused that token (a 401 to `mcp proxy`), so handing it out again would only be
+    /// refused again. A hash of any other token changes nothing (the client's token is an old
+    /// one; the current one is the answer). Judged under the keystore's lock, so two requests
+    /// naming one refused token (a proxy's POST and GET) make one refresh, the second getting
+    /// its result. A client holding the current token could ask again and again, so an account
+    /// is refreshed this way at most once per `forcedRefreshInterval`; within it the request is
+    /// refused, saying when to try again.
+    private func refreshing(_ record: AccountRecord, refused: String?, _ service: AccountService) async throws -> AccountRecord {
+        guard let refused, DPoPKey.accessTokenHash(record.accessToken) == refused else { return record }
+        let key = "\(record.provider)|\(record.issuer)|\(record.subject)"
+        let name = "\(record.provider):\(record.label)"
+        return try await service.refresh(AccountSelector(provider: record.provider, account: record.subject)) { current in
+            guard DPoPKey.accessTokenHash(current.accessToken) == refused else { return false }
+            if let wait = self.forcedRefreshWait(for: key, now: Date()) { throw AgentError.refreshedRecently(account: name, seconds: wait) }
+            self.options.say("refreshing \(TerminalText.sanitized(name, maxLength: 200)): a client's server refused its token")
+            return true
+        }
     }
 
     /// AWS credentials for a role, from STS with the account's ID token, which stays here: the

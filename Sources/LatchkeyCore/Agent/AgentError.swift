@@ -25,12 +25,15 @@ public enum AgentError: LatchkeyError, Equatable {
     /// `approve`, `deny` and `watch` are for this machine's own commands.
     case notForForwarded(operation: String)
     case noSuchConfirmation(Int)
+    /// A client's refused token made the agent refresh this account moments ago
+    /// (`Agent.forcedRefreshInterval`); not again yet.
+    case refreshedRecently(account: String, seconds: Int)
 
     public var category: FailureCategory {
         switch self {
         case .noRuntimeDirectory, .malformedRequest, .unsupportedVersion, .unknownOperation: return .usage
         case .unsafeDirectory, .notOurSocket, .cannotListen: return .cannotCreate
-        case .alreadyRunning: return .unavailable
+        case .alreadyRunning, .refreshedRecently: return .unavailable
         case .notForForwarded: return .keystore
         case .noSuchConfirmation: return .notFound
         }
@@ -58,6 +61,9 @@ public enum AgentError: LatchkeyError, Equatable {
             return "\(operation) is answered only on the agent's own machine, not over a forwarded socket"
         case .noSuchConfirmation(let id):
             return "no request \(id) waits for approval (answered already, or timed out)"
+        case .refreshedRecently(let account, let seconds):
+            return
+                "\(TerminalText.sanitized(account, maxLength: 200)) was refreshed moments ago for a token a server refused; the agent refreshes it again for that reason in \(seconds) s (a server refusing fresh tokens needs a look where the agent runs)"
         }
     }
 }

@@ -6,10 +6,10 @@ import Synchronization
 /// Where `MCPProxy` gets the headers that authorize its requests: the account's token, as
 /// `latchkey token` gets it, and a DPoP proof for a bound one.
 public protocol MCPProxyCredentials: Sendable {
-    /// The `Authorization` header (and `DPoP`, RFC 9449 §7.1) for `method` `url`. `renewed`
-    /// asks for another token than the one the server just refused (a 401): a refresh.
-    /// `nonce` is the server's `DPoP-Nonce`, when it sent one.
-    func authorization(method: String, url: URL, renewed: Bool, nonce: String?) async throws -> [(String, String)]
+    /// The `Authorization` header (and `DPoP`, RFC 9449 §7.1) for `method` `url`. `refused`,
+    /// the headers this gave for a request the server just refused (a 401), asks for another
+    /// token than theirs: a refresh. `nonce` is the server's `DPoP-Nonce`, when it sent one.
+    func authorization(method: String, url: URL, refused: [(String, String)]?, nonce: String?) async throws -> [(String, String)]
 
     /// Signs the account in again asking for `scopes` as well as its own (a 403 with
     /// `insufficient_scope`, RFC 6750 §3.1).
@@ -137,12 +137,12 @@ public final class MCPProxy: Sendable {
     /// POSTs `message` and passes on the answer; after a 401 once more with a new token, after
     /// a 403 for more scope once more after a sign-in asking for it.
     private func post(_ message: JSONRPCMessage) async throws {
-        var renewed = false
+        var refused: [(String, String)]?
         var nonceRetried = false
         var steppedUp = false
         while true {
             let nonce = state.withLock { $0.dpopNonce }
-            let authorization = try await credentials.authorization(method: "POST", url: url, renewed: renewed, nonce: nonce)
+            let authorization = try await credentials.authorization(method: "POST", url: url, refused: refused, nonce: nonce)
             let headers = state.withLock { $0.session.postHeaders(authorization: authorization) }
             let answer = Answer(message: message)
             do {
@@ -173,8 +173,8 @@ public final class MCPProxy: Sendable {
                 // The server wants its nonce in the proof (RFC 9449 §9): the token is not at fault.
                 nonceRetried = true
                 continue
-            case .unauthorized where !renewed:
-                renewed = true
+            case .unauthorized where refused == nil:
+                refused = authorization
                 log("the MCP server refused the token; asking for a new one")
                 continue
             case .unauthorized:
@@ -273,13 +273,15 @@ public final class MCPProxy: Sendable {
     /// opened again a second later, until three in a row end with nothing said; a broken
     /// connection or a bad stream is a server gone or garbage, as on a POST.
     private func listen() async {
-        var renewed = false
+        var refused: [(String, String)]?
+        var sent: [(String, String)] = []
         var quiet = 0
         while !Task.isCancelled && quiet < 3 {
             let answer = Answer(message: nil)
             do {
                 let nonce = state.withLock { $0.dpopNonce }
-                let authorization = try await credentials.authorization(method: "GET", url: url, renewed: renewed, nonce: nonce)
+                let authorization = try await credentials.authorization(method: "GET", url: url, refused: refused, nonce: nonce)
+                sent = authorization
                 let headers = state.withLock { [("Accept", "text/event-stream")] + $0.session.sessionHeaders(authorization: authorization) }
                 _ = try await transport.stream(HTTPRequest(method: .get, url: url, headers: headers)) { part in
                     self.receive(part, into: answer)
@@ -295,8 +297,8 @@ public final class MCPProxy: Sendable {
             case .eventStream:
                 quiet = answer.delivered > 0 ? 0 : quiet + 1
                 try? await Task.sleep(for: .seconds(1))
-            case .unauthorized where !renewed:
-                renewed = true
+            case .unauthorized where refused == nil:
+                refused = sent
             default:
                 return
             }
@@ -348,7 +350,7 @@ public final class MCPProxy: Sendable {
         guard state.withLock({ $0.session.sessionID }) != nil else { return }
         do {
             let nonce = state.withLock { $0.dpopNonce }
-            let authorization = try await credentials.authorization(method: "DELETE", url: url, renewed: false, nonce: nonce)
+            let authorization = try await credentials.authorization(method: "DELETE", url: url, refused: nil, nonce: nonce)
             let headers = state.withLock { $0.session.sessionHeaders(authorization: authorization) }
             _ = try await LiveHTTPTransport(deadline: .seconds(5)).send(HTTPRequest(method: .delete, url: url, headers: headers))
         } catch {

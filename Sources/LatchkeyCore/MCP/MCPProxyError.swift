@@ -14,6 +14,12 @@ public enum MCPProxyError: LatchkeyError, Equatable {
     case noToken(reason: String)
     /// The provider file names no MCP server (`mcp_url`).
     case notAnMCPServer(provider: String)
+    /// The agent released the account's token but named no MCP server with it: its provider
+    /// file has no `mcp_url`, or the agent is older than `mcp_url` in its answers.
+    case notAnMCPServerAtAgent(provider: String)
+    /// The server asks for more scope and the account's token comes from the agent, which signs
+    /// in only where it runs, with the person there.
+    case moreScopeThroughAgent(account: String, scopes: [String])
     /// The agent answered with a DPoP-bound token: each request needs a proof made with the key
     /// in the vault, which the agent does not make for a client.
     case proofBoundThroughAgent(account: String)
@@ -23,7 +29,7 @@ public enum MCPProxyError: LatchkeyError, Equatable {
         case .serverGone, .sessionEnded: return .unavailable
         case .garbage: return .rejected
         case .noToken: return .notFound
-        case .notAnMCPServer, .proofBoundThroughAgent: return .usage
+        case .notAnMCPServer, .notAnMCPServerAtAgent, .proofBoundThroughAgent, .moreScopeThroughAgent: return .usage
         }
     }
 
@@ -43,6 +49,13 @@ public enum MCPProxyError: LatchkeyError, Equatable {
         case .proofBoundThroughAgent(let account):
             return
                 "\(TerminalText.sanitized(account, maxLength: 120)) has DPoP-bound tokens and its token came from the agent, which makes no proofs for its clients; run `latchkey mcp proxy` where the account's vault is, without LATCHKEY_AGENT"
+        case .notAnMCPServerAtAgent(let provider):
+            return
+                "the agent gave a token for \(TerminalText.sanitized(provider, maxLength: 120)) but named no MCP server with it: where the agent runs, its provider file has no mcp_url (add the server there with `latchkey mcp add URL`), or that Latchkey is older than this one"
+        case .moreScopeThroughAgent(let account, let scopes):
+            let provider = TerminalText.sanitized(AccountSelector(parsing: account).provider, maxLength: 120)
+            return
+                "\(TerminalText.sanitized(account, maxLength: 120))'s token comes from the agent, which signs in only where it runs: there, add \(TerminalText.sanitized(scopes.joined(separator: " "), maxLength: 300)) to the scopes of \(provider)'s provider file and run `latchkey login \(TerminalText.sanitized(account, maxLength: 120))`"
         case .notAnMCPServer(let provider):
             return
                 "\(TerminalText.sanitized(provider, maxLength: 120)) names no MCP server (no mcp_url in its provider file); add the server with `latchkey mcp add URL`"

@@ -52,7 +52,7 @@ public struct DPoPKey: Sendable {
     }
 
     /// `ath` (RFC 9449 §4.2): base64url SHA-256 of the access token's ASCII.
-    static func accessTokenHash(_ token: Secret) -> String {
+    public static func accessTokenHash(_ token: Secret) -> String {
         Base64URL.encode(SHA256.hash(data: Array(token.exposedValue.utf8)))
     }
 

@@ -28,12 +28,23 @@ struct MCPConfigCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            guard let url = try options.context().catalog.provider(named: name).protocolChoices?.mcpURL else {
-                throw MCPProxyError.notAnMCPServer(provider: name)
-            }
+            let context = options.context()
+            guard let url = try Self.server(of: name, context: context) else { throw MCPProxyError.notAnMCPServer(provider: name) }
             // As it is: JSON and TOML escape what they must, and the name is a provider name.
             FileHandle.standardOutput.write(
                 Data((client.entry(name: name, url: url) + "\n").utf8))
+        }
+    }
+
+    /// This machine's provider file's `mcp_url`; on a host without the file (a forwarded one),
+    /// the one the agent's names, asked as `mcp proxy` asks it (a token request the agent
+    /// decides on as on any other; the token is dropped).
+    static func server(of name: String, context: Composition) throws -> URL? {
+        do {
+            return try context.catalog.provider(named: name).protocolChoices?.mcpURL
+        } catch let missing as ProviderLookupError {
+            guard case .unknown = missing, let server = try ProxyAccount.agentsServer(for: name, context: context) else { throw missing }
+            return server
         }
     }
 }

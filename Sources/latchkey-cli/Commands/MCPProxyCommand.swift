@@ -6,8 +6,8 @@ import LatchkeyEssentials
 import LatchkeyVault
 
 /// `latchkey mcp proxy NAME[:ACCOUNT]`: a stdio MCP server for clients that speak only stdio or
-/// sign in badly, forwarding to the provider file's `mcp_url` over Streamable HTTP with the
-/// account's token (`MCPProxy`).
+/// sign in badly, forwarding to the provider file's `mcp_url` (the agent's, when the token comes
+/// from the agent) over Streamable HTTP with the account's token (`MCPProxy`).
 struct MCPProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "proxy",
@@ -24,16 +24,12 @@ struct MCPProxyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let context = options.context()
-            let account = AccountSelector(parsing: selector)
-            guard let url = try context.catalog.provider(named: account.provider).protocolChoices?.mcpURL else {
-                throw MCPProxyError.notAnMCPServer(provider: account.provider)
-            }
+            let (account, url) = try ProxyAccount.opening(selector, context: options.context())
             // The client may go before the proxy does: a write to its closed pipe fails, it does
             // not kill the process.
             signal(SIGPIPE, SIG_IGN)
             let proxy = MCPProxy(
-                url: url, credentials: ProxyAccount(selector: selector, context: context), write: StandardOutputLines.write,
+                url: url, credentials: account, write: StandardOutputLines.write,
                 log: { Output.error("mcp proxy: " + $0) })
             if let failure = await proxy.run(StandardInputLines.read(limit: MCPProxy.messageLimit)) { throw failure }
         }

@@ -11,13 +11,44 @@ import LatchkeyVault
 struct ProxyAccount: MCPProxyCredentials {
     let selector: String
     let context: Composition
+    /// The agent answered for the account when the proxy started: its tokens and its MCP
+    /// server's URL come from there, and a sign-in for more scope can only happen there.
+    let throughAgent: Bool
 
-    /// The token `mcp headers` would print; after a 401 (`renewed`), a refreshed one. Through
-    /// the agent that is the agent's current token: it refreshes on its own schedule, and a
-    /// token it still holds valid is handed out again (`min_ttl` is capped at half a token's
-    /// lifetime, so it cannot force a refresh).
-    func authorization(method: String, url: URL, renewed: Bool, nonce: String?) async throws -> [(String, String)] {
+    /// The account and the MCP server to forward to. When the agent answers for the account,
+    /// the URL is the one its provider file names (`mcp_url` in its answer), the URL its token
+    /// is bound to (RFC 8707), so a host without the file (a forwarded one) needs only the
+    /// agent; else this machine's provider file names it.
+    static func opening(_ selector: String, context: Composition) throws -> (account: ProxyAccount, server: URL) {
+        if let server = try agentsServer(for: selector, context: context) {
+            return (ProxyAccount(selector: selector, context: context, throughAgent: true), server)
+        }
+        let provider = AccountSelector(parsing: selector).provider
+        guard let server = try context.catalog.provider(named: provider).protocolChoices?.mcpURL else {
+            throw MCPProxyError.notAnMCPServer(provider: provider)
+        }
+        return (ProxyAccount(selector: selector, context: context, throughAgent: false), server)
+    }
+
+    /// The MCP server the agent's provider file names for `selector`'s account, asked as a
+    /// token is (the agent decides, as for any token, whether this client may have it); `nil`
+    /// when no agent answers.
+    static func agentsServer(for selector: String, context: Composition) throws -> URL? {
         let request = ThroughAgent.tokenRequest(selector, minimumLifetime: 60, tokens: .access)
+        guard let answer = try ThroughAgent.ask(request, context: context), answer.accessToken != nil else { return nil }
+        guard let raw = answer.mcpURL, let server = URL(string: raw) else {
+            throw MCPProxyError.notAnMCPServerAtAgent(provider: answer.provider ?? AccountSelector(parsing: selector).provider)
+        }
+        return server
+    }
+
+    /// The token `mcp headers` would print; after a 401 (`refused`), a refreshed one. Through
+    /// the agent, the refused token is named by its hash: the agent refreshes the account if
+    /// that is still the token it holds, and answers its current one otherwise.
+    func authorization(method: String, url: URL, refused: [(String, String)]?, nonce: String?) async throws -> [(String, String)] {
+        var request = ThroughAgent.tokenRequest(selector, minimumLifetime: 60, tokens: .access)
+        request.refused = refused?.first { $0.0 == "Authorization" && $0.1.hasPrefix("Bearer ") }
+            .map { DPoPKey.accessTokenHash(Secret(String($0.1.dropFirst("Bearer ".count)))) }
         if let answer = try ThroughAgent.ask(request, context: context), let token = answer.accessToken {
             // Sent as Bearer it would only be refused; say why instead.
             guard answer.proofBound != true else { throw MCPProxyError.proofBoundThroughAgent(account: answer.account ?? selector) }
@@ -26,7 +57,7 @@ struct ProxyAccount: MCPProxyCredentials {
         let service = context.service
         var record = try await service.validRecord(
             for: AccountSelector(parsing: selector), minimumLifetime: 60, signingInWith: Self.interaction())
-        if renewed {
+        if refused != nil {
             // That very account (the selector may have been a directory's mapping), refreshed
             // whatever its expiry: the server has refused the token it holds.
             record = try await service.refresh(AccountSelector(provider: record.provider, account: record.subject))
@@ -41,7 +72,11 @@ struct ProxyAccount: MCPProxyCredentials {
     /// account's and `scopes`: in the browser, or with a device code (RFC 8628) where no browser
     /// can open here (over SSH, or neither `$BROWSER` nor a display); a prompt goes to the
     /// terminal if there is one, never to standard input.
+    ///
+    /// Not through the agent: a sign-in there needs the person where the agent runs, who may
+    /// not be at that machine, and never starts from a client's request.
     func signInAgain(adding scopes: [String]) async throws {
+        if throughAgent { throw MCPProxyError.moreScopeThroughAgent(account: selector, scopes: scopes) }
         let service = context.service
         let selector = AccountSelector(parsing: self.selector)
         var provider = try context.catalog.provider(named: selector.provider)
