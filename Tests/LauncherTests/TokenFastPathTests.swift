@@ -62,6 +62,34 @@ struct TokenFastPathTests {
         }
     }
 
+    @Test("the openbao keystore's copies need no vault file, and are not answered past a journal the full command refuses")
+    func openBaoOrigin() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let journal = try scratch.directory("data") + "/openbao.journal"
+        let copies = TokenCopies(vaultPath: journal)
+        defer { copies.drop() }
+        let now = Self.now()
+        copies.sync(
+            [Self.record(issued: now, lifetime: 3600)], withholding: [], policies: Self.policies,
+            unlockedUntil: now.addingTimeInterval(600), vaultFile: nil, now: now)
+        func answered() -> Bool {
+            TokenFastPath.token(
+                selector: "p", minimumLifetime: 60, origin: .openBao(journal: journal), policy: Self.policy,
+                now: Int(now.timeIntervalSince1970)) != nil
+        }
+        #expect(answered(), "no journal: nothing for the full command to refuse")
+        #expect(
+            TokenFastPath.token(
+                selector: "p", minimumLifetime: 60, origin: .vault(journal), policy: Self.policy, now: Int(now.timeIntervalSince1970))
+                == nil,
+            "as the vault's, they would need a vault file")
+        _ = try scratch.file("data/openbao.journal", "{}")
+        #expect(answered(), "a journal waiting to be written, private")
+        #expect(chmod(journal, 0o644) == 0)
+        #expect(!answered(), "a journal others can read")
+    }
+
     @Test("a token without an expiry is answered for any minimum lifetime, as the vault answers it")
     func noExpiry() throws {
         try Self.withCopies { vault, copies, now in
