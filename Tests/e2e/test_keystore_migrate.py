@@ -82,10 +82,13 @@ def test_vault_to_openbao_and_back_moves_two_accounts_and_the_registered_client(
     one.add_provider("a", idp_a)
     add_registering(one, glewlwyd_registration)
     assert one.login("a").code == EX_OK and one.login("reg").code == EX_OK
+    configure(one, openbao, path, token_for(openbao, "team"), keystore=None)
     token_a, token_reg = one.token("a"), one.token("reg")
     registrations = registered_clients(glewlwyd_registration)
+    one.leave_only_the_launcher()
+    assert one.token("a") == token_a, "the launcher answers from its copy of the vault"
+    one.restore_the_full_command()
     secrets_here = [token_a, token_reg, idp_a.refresh_token_for(token_a)]
-    configure(one, openbao, path, token_for(openbao, "team"), keystore=None)
 
     moved = one.ok("keystore", "migrate", "--to", "openbao")
     lines = moved.stdout.splitlines()
@@ -93,6 +96,9 @@ def test_vault_to_openbao_and_back_moves_two_accounts_and_the_registered_client(
     assert lines[-1] == "2 of 2 accounts and 1 of 1 registered clients are in openbao now; nothing is left in vault.", moved
     assert 'add the line `keystore = "openbao"` at the top of' in moved.stderr, moved
     assert not any(secret in moved.stdout + moved.stderr for secret in secrets_here), "no secret printed"
+    one.leave_only_the_launcher()
+    assert one.run("token", "a").code != EX_OK, "the launcher's copies of the vault are gone with the vault's key"
+    one.restore_the_full_command()
     assert accounts_in(one, "vault") == [], "the vault no longer holds them"
     assert len(openbao_accounts(openbao, path)) == 2
     assert stored(openbao, f"{path}/clients")["data"]["latchkey"] == "clients"

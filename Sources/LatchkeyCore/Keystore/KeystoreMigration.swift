@@ -118,7 +118,10 @@ public struct KeystoreMigration: Sendable {
             record(Step(item: .client(provider: client.provider), outcome: removed ? copied[client.provider] ?? .moved : .changedMeanwhile))
         }
         // The launcher must not go on answering from copies of accounts that now live elsewhere.
-        if !steps.isEmpty, let vault = source as? VaultKeystore { vault.lock() }
+        if !steps.isEmpty {
+            (source as? VaultKeystore)?.lock()
+            (source as? OpenBaoKeystore)?.launcherCopies?.lock()
+        }
         return steps
     }
 
