@@ -19,10 +19,15 @@ public struct RegisteredClient: Codable, Sendable, Equatable {
     /// the server does not offer management.
     public var registrationClientURI: String?
     public var registeredAt: Date
+    /// Whether the server registered it for the device authorization grant (RFC 8628): `true`
+    /// when it did, `false` when it was asked and refused (then the client was registered
+    /// without), `nil` when it offered no device grant, or for a client kept before this was
+    /// recorded.
+    public var grantsDeviceCode: Bool?
 
     public init(
         provider: String, registrationEndpoint: String, redirectURIs: [String], clientID: String, registrationAccessToken: Secret?,
-        registrationClientURI: String?, registeredAt: Date
+        registrationClientURI: String?, registeredAt: Date, grantsDeviceCode: Bool? = nil
     ) {
         self.provider = provider
         self.registrationEndpoint = registrationEndpoint
@@ -31,5 +36,6 @@ public struct RegisteredClient: Codable, Sendable, Equatable {
         self.registrationAccessToken = registrationAccessToken
         self.registrationClientURI = registrationClientURI
         self.registeredAt = registeredAt
+        self.grantsDeviceCode = grantsDeviceCode
     }
 }

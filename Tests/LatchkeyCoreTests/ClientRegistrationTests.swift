@@ -233,7 +233,41 @@ struct ClientRegistrationTests {
         #expect(server.transport.sent.count == sent)
     }
 
-    @Test("the flow registers after discovery and before the listener is bound; a device sign-in is refused there")
+    static let advertisesDeviceGrant = advertisesRegistration + #","device_authorization_endpoint":"https://corp.example/device""#
+
+    @Test(
+        "where the server has a device authorization endpoint, the registration asks for the device grant too and the client is kept as granted it"
+    )
+    func asksForTheDeviceGrant() async throws {
+        let (server, provider) = Self.server(discovery: Self.advertisesDeviceGrant)
+        let keystore = InMemoryKeystore()
+        _ = try await signIn(server, provider, keystore: keystore)
+        let request = try #require(server.registrationRequests.first)
+        #expect(
+            request["grant_types"] as? [String] == ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"])
+        #expect(try await keystore.registeredClient(for: "corp")?.grantsDeviceCode == true)
+    }
+
+    @Test("a server that refuses the device grant at registration is asked again without it, and the person is told why")
+    func registersWithoutTheDeviceGrantItRefuses() async throws {
+        let (server, provider) = Self.server(discovery: Self.advertisesDeviceGrant)
+        server.registration(.codeAndRefreshGrantsOnly)
+        let keystore = InMemoryKeystore()
+        let person = ScriptedPerson(answer: { _, _ in .cancel }) { url in
+            guard let request = server.approve(url) else { return nil }
+            return "http://\(request.host ?? "")\(request.target)"
+        }
+        _ = try await signIn(server, provider, keystore: keystore, person: person)
+        #expect(server.registrationRequests.map { ($0["grant_types"] as? [String])?.count } == [3, 2])
+        let kept = try #require(try await keystore.registeredClient(for: "corp"))
+        #expect(kept.clientID == "registered-2" && kept.grantsDeviceCode == false)
+        #expect(
+            person.log.registrationCorrections.contains {
+                $0.contains("refused a registration asking for the device grant too (invalid_client_metadata)")
+            })
+    }
+
+    @Test("the flow registers after discovery and before the listener is bound; a device sign-in needs a client granted the device grant")
     func flowOrder() throws {
         let (server, provider) = Self.server()
         let metadata = ServerMetadata(
@@ -241,26 +275,37 @@ struct ClientRegistrationTests {
             tokenEndpoint: URL(string: "https://corp.example/token")!, jwksURI: URL(string: "https://corp.example/jwks"))
         var flow = SignInFlow(provider: provider, mode: .loopback)
         guard case .openKeystore = flow.start(), case .fetchMetadata = flow.handle(.keystoreOpened),
-            case .registerClient(let registering, _) = flow.handle(.metadataFetched(metadata))
+            case .registerClient(let registering, _, forDevice: false) = flow.handle(.metadataFetched(metadata))
         else {
             Issue.record("no registration after discovery")
             return
         }
         #expect(registering.clientID.isEmpty)
-        guard case .bindListener(let bound) = flow.handle(.clientRegistered(clientID: "registered-9")) else {
+        guard case .bindListener(let bound) = flow.handle(.clientRegistered(clientID: "registered-9", grantsDeviceCode: false)) else {
             Issue.record("no listener after the registration")
             return
         }
         #expect(bound.clientID == "registered-9")
 
-        var device = SignInFlow(provider: provider, mode: .device)
-        _ = device.start()
-        _ = device.handle(.keystoreOpened)
-        guard case .failed(let error) = device.handle(.metadataFetched(metadata)) else {
-            Issue.record("a device sign-in went on without a client")
+        func deviceSignIn(registered grantsDeviceCode: Bool) -> SignInFlow.Action {
+            var device = SignInFlow(provider: provider, mode: .device)
+            _ = device.start()
+            _ = device.handle(.keystoreOpened)
+            guard case .registerClient(_, _, forDevice: true) = device.handle(.metadataFetched(metadata)) else {
+                return .failed(SignInError.cancelled)
+            }
+            return device.handle(.clientRegistered(clientID: "registered-9", grantsDeviceCode: grantsDeviceCode))
+        }
+        guard case .failed(let error) = deviceSignIn(registered: false) else {
+            Issue.record("a device sign-in went on with a client not registered for it")
             return
         }
         #expect(error as? ClientRegistrationError == .deviceNotRegistered(provider: "corp"))
+        guard case .startDeviceAuthorization(let started, _) = deviceSignIn(registered: true) else {
+            Issue.record("a device sign-in did not start with a client registered for it")
+            return
+        }
+        #expect(started.clientID == "registered-9")
     }
 
     @Test("the provider file's registration key: dynamic without client_id, and what it cannot go with")

@@ -61,6 +61,9 @@ public final class FakeAuthorizationServer: Sendable {
         case alwaysConfidential
         /// Refused with an RFC 7591 §3.2.2 error.
         case refused
+        /// Public clients, but a request naming a grant type other than the code and refresh
+        /// grants is refused, as glewlwyd refuses RFC 8628's (it knows the grant by a name of its own).
+        case codeAndRefreshGrantsOnly
     }
 
     private let state: Mutex<State>
@@ -220,6 +223,9 @@ public final class FakeAuthorizationServer: Sendable {
             let confidential: Bool
             switch state.registration {
             case .refused: return nil
+            case .codeAndRefreshGrantsOnly:
+                guard Set(body["grant_types"] as? [String] ?? []).isSubset(of: ["authorization_code", "refresh_token"]) else { return nil }
+                confidential = false
             case .publicClients: confidential = false
             case .confidentialUnlessAsserted: confidential = !assertsPublic
             case .alwaysConfidential: confidential = true

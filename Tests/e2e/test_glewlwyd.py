@@ -583,6 +583,14 @@ def glewlwyd_closed(tmp_path_factory):
     server.stop()
 
 
+@pytest.fixture(scope="module")
+def glewlwyd_registration_device(tmp_path_factory):
+    server = Glewlwyd(tmp_path_factory.mktemp("glewlwyd-registration-device"), free_ports(1),
+                      features=("registration", "device")).wait_ready()
+    yield server
+    server.stop()
+
+
 def registered_clients(server) -> set[str]:
     """The clients glewlwyd holds besides run_glewlwyd.py's own, read through its admin API; a
     registration deleted through RFC 7592 stays there, disabled, so only enabled ones count."""
@@ -675,3 +683,19 @@ def test_registration_at_a_server_without_a_registration_endpoint_fails_before_t
     result = lk.login("reg")
     assert result.code == EX_PROVIDER_FILE, result
     assert "registration_endpoint" in message(result) and authorization_urls(result) == [], result
+
+
+def test_a_server_that_refuses_the_device_grant_at_registration_gets_a_client_for_the_browser_only(lk, glewlwyd_registration_device):
+    """Where discovery names a device authorization endpoint, the registration asks for RFC 8628's
+    grant too; glewlwyd knows that grant only by a name of its own and refuses the request, so
+    Latchkey registers again without it, says so, and a device sign-in later says why it cannot."""
+    assert "device_authorization_endpoint" in glewlwyd_registration_device.discovery
+    add_registering(lk, glewlwyd_registration_device)
+    result = lk.login("reg")
+    assert result.code == EX_OK, result
+    said = message(result)
+    assert "refused a registration asking for the device grant too" in said and "browser sign-in only" in said, result
+    assert lk.token("reg")
+    result = lk.run("login", "reg", "--device")
+    assert result.code == EX_PROVIDER_FILE, result
+    assert "cannot sign in with a device code" in message(result) and "sign in without --device" in message(result), result

@@ -82,6 +82,7 @@ FEATURES = {
     "client-credentials": "the client credentials grant, with confidential clients (CI_CLIENT, CI_KEY_CLIENT below)",
     "registration": "open dynamic client registration (RFC 7591) and its management API (RFC 7592)",
     "registration-token": "dynamic client registration only with an initial access token (RFC 7591 §3), which Latchkey has not",
+    "device": "the device authorization grant (RFC 8628), with its endpoint in discovery",
 }
 # RFC 8707 resources the `resource` feature allows, per scope: a token for API_MAIL needs the
 # `email` scope, one for API_PROFILE the `profile` scope.
@@ -327,6 +328,8 @@ def feature_parameters(features, resources=RESOURCES):
                        "register-client-credentials-scope": [], "register-client-management-allowed": True,
                        "register-client-token-one-use": True, "register-resource-specify-allowed": False,
                        "register-resource-default": [], "register-default-properties": {}})
+    if "device" in features:
+        params["auth-type-device-enabled"] = True
     return params
 
 

@@ -6,20 +6,23 @@ import LatchkeyVault
 /// the first sign-in, kept in the vault per provider, reused by every account of the provider
 /// and deleted with `providers remove` (RFC 7592).
 extension AccountService {
-    /// The client ID registered at `provider`: the vault's, unless it was registered at another
-    /// server or for other redirect URIs, else a new registration, checked and stored before the
-    /// person signs in. Under the vault's lock, so two first sign-ins at once register once.
-    func registeredClientID(for provider: OAuthProvider, metadata: ServerMetadata, interaction: any SignInInteraction) async throws
-        -> String
-    {
+    /// The client registered at `provider`: the vault's, unless it was registered at another
+    /// server or for other redirect URIs, or was kept before the device grant was asked for and a
+    /// device sign-in (`forDevice`) now needs it, else a new registration, checked and stored
+    /// before the person signs in. Under the vault's lock, so two first sign-ins at once register
+    /// once.
+    func registeredClient(
+        for provider: OAuthProvider, metadata: ServerMetadata, forDevice: Bool, interaction: any SignInInteraction
+    ) async throws -> RegisteredClient {
         let redirectURIs = provider.registeredRedirectURIs
         let engine = self.engine
-        let (clientID, replaced) = try await keystore.updateRegisteredClients { clients -> (String, RegisteredClient?) in
+        let (client, replaced) = try await keystore.updateRegisteredClients { clients -> (RegisteredClient, RegisteredClient?) in
             let existing = clients.first { $0.provider == provider.name }
             if let existing, existing.registrationEndpoint == metadata.registrationEndpoint?.absoluteString,
-                existing.redirectURIs == redirectURIs
+                existing.redirectURIs == redirectURIs,
+                !(forDevice && existing.grantsDeviceCode == nil && metadata.deviceAuthorizationEndpoint != nil)
             {
-                return (existing.clientID, nil)
+                return (existing, nil)
             }
             let registration = try await engine.register(provider: provider, metadata: metadata, redirectURIs: redirectURIs)
             if let correction = registration.correction {
@@ -27,12 +30,12 @@ extension AccountService {
             }
             clients.removeAll { $0.provider == provider.name }
             clients.append(registration.client)
-            return (registration.client.clientID, existing)
+            return (registration.client, existing)
         }
         // The registration it replaces is of no more use to anyone; a server that will not
         // delete it leaves it behind, as it would have been without this.
         if let replaced { _ = try? await engine.deleteRegistration(replaced) }
-        return clientID
+        return client
     }
 
     /// `provider` as the engine uses it: with the client ID registered for it when it has none

@@ -25,7 +25,8 @@ public struct SignInFlow: Sendable {
         case fetchMetadata(OAuthProvider)
         /// The client ID Latchkey registered at `provider` (RFC 7591): the vault's, or a new
         /// registration. → `clientRegistered`
-        case registerClient(OAuthProvider, ServerMetadata)
+        /// `forDevice`: the sign-in is a device sign-in, which needs a client registered for it.
+        case registerClient(OAuthProvider, ServerMetadata, forDevice: Bool)
         /// Bind a loopback listener. → `listenerBound`
         case bindListener(OAuthProvider)
         /// Push the authorization request to the PAR endpoint (RFC 9126). → `authorizationRequestPushed`
@@ -80,7 +81,7 @@ public struct SignInFlow: Sendable {
         /// `nil`: cancelled.
         case redirectModeChosen(OAuthClient.RedirectMode?)
         case metadataFetched(ServerMetadata)
-        case clientRegistered(clientID: String)
+        case clientRegistered(clientID: String, grantsDeviceCode: Bool)
         case listenerBound(port: Int, addresses: [String])
         /// The request, now standing for itself as a `request_uri`.
         case authorizationRequestPushed(PendingAuthorization)
@@ -237,12 +238,14 @@ public struct SignInFlow: Sendable {
             return startSecondFactor(.federated(providerID: first.firebaseProviderID, idToken: idToken), firebase)
         case (.fetchingMetadata(let leg), .metadataFetched(let metadata)):
             guard leg.provider.choices.registration != .dynamic else {
-                if leg.mode == .device { return fail(ClientRegistrationError.deviceNotRegistered(provider: leg.provider.name)) }
                 state = .registering(leg, metadata)
-                return .registerClient(leg.provider, metadata)
+                return .registerClient(leg.provider, metadata, forDevice: leg.mode == .device)
             }
             return signIn(leg, metadata)
-        case (.registering(var leg, let metadata), .clientRegistered(let clientID)):
+        case (.registering(var leg, let metadata), .clientRegistered(let clientID, let grantsDeviceCode)):
+            if leg.mode == .device && !grantsDeviceCode {
+                return fail(ClientRegistrationError.deviceNotRegistered(provider: leg.provider.name))
+            }
             leg.provider.client.clientID = clientID
             return signIn(leg, metadata)
         case (.binding(let leg, let metadata), .listenerBound(let port, let addresses)):

@@ -65,9 +65,10 @@ struct SignInRunner {
             case .fetchMetadata(let provider):
                 // A person is waiting to sign in: a fresh document, which also corrects a stale one remembered.
                 return .metadataFetched(try await service.engine.metadata(for: provider, fresh: true))
-            case .registerClient(let provider, let metadata):
-                return .clientRegistered(
-                    clientID: try await service.registeredClientID(for: provider, metadata: metadata, interaction: interaction))
+            case .registerClient(let provider, let metadata, let forDevice):
+                let client = try await service.registeredClient(
+                    for: provider, metadata: metadata, forDevice: forDevice, interaction: interaction)
+                return .clientRegistered(clientID: client.clientID, grantsDeviceCode: client.grantsDeviceCode == true)
             case .bindListener(let provider):
                 // Bound before the browser opens (RFC 8252 §7.3), so the redirect cannot race the listener.
                 let bound = try await service.listeners.bind(

@@ -9,7 +9,7 @@ public enum ClientRegistrationError: LatchkeyError, Equatable {
     /// The server registered a client it then would not take as a public one, even after the
     /// second try; `problem` says what it got wrong, `leftBehind` the client IDs not deleted.
     case notPublic(provider: String, problem: String, leftBehind: [String])
-    /// A device sign-in was asked for, which the registered client does not do.
+    /// A device sign-in was asked for, which the registered client was not registered for.
     case deviceNotRegistered(provider: String)
     /// An account of a `registration = "dynamic"` provider, but no registered client in the vault.
     case notRegistered(provider: String)
@@ -36,7 +36,7 @@ public enum ClientRegistrationError: LatchkeyError, Equatable {
             return text
         case .deviceNotRegistered(let provider):
             return
-                "\(provider): the client Latchkey registers itself (registration = \"dynamic\") signs in at a loopback redirect, not with a device code; sign in without --device"
+                "\(provider): the client Latchkey registered for itself there (registration = \"dynamic\") cannot sign in with a device code: the server offers no device authorization endpoint or would not register the device grant; sign in without --device"
         case .notRegistered(let provider):
             return "\(provider): no registered client is in the vault for this provider; run `latchkey login \(provider)` to register one"
         }

@@ -2,8 +2,13 @@ import Foundation
 
 /// The client metadata Latchkey registers itself with (RFC 7591 §2): a native public client
 /// (RFC 8252 §8.4) signing people in with the authorization code grant, PKCE and refresh tokens
-/// at loopback redirect URIs.
+/// at loopback redirect URIs, and with a device code where the server offers one (RFC 8628).
 struct ClientRegistrationRequest: Encodable {
+    /// The device authorization grant's type (RFC 8628 §3.4), asked for in `grant_types` where the
+    /// server has a device authorization endpoint: a sign-in over SSH or for `mcp proxy`'s step-up
+    /// without a display needs it.
+    static let deviceGrantType = "urn:ietf:params:oauth:grant-type:device_code"
+
     /// `redirect_uris`
     var redirectURIs: [String]
     /// `client_name`
@@ -34,12 +39,14 @@ struct ClientRegistrationRequest: Encodable {
         case clientConfidential = "client_confidential"
     }
 
-    /// The request for `provider`, registering `redirectURIs`.
-    init(provider: OAuthProvider, redirectURIs: [String], assertingPublic: Bool = false) {
+    /// The request for `provider`, registering `redirectURIs`, for the device grant too when
+    /// `withDeviceGrant`.
+    init(provider: OAuthProvider, redirectURIs: [String], assertingPublic: Bool = false, withDeviceGrant: Bool = false) {
         self.redirectURIs = redirectURIs
         clientName = "Latchkey (\(provider.name))"
         scope = provider.scopes.joined(separator: " ")
         clientConfidential = assertingPublic ? false : nil
+        if withDeviceGrant { grantTypes.append(Self.deviceGrantType) }
     }
 
     var body: [UInt8] {

@@ -17,31 +17,57 @@ extension OAuthEngine {
     /// token endpoint must take its `client_id` alone, as a public client's code exchange sends
     /// it. A client that fails is deleted (RFC 7592 §2.3) and registered once more with
     /// glewlwyd's `client_confidential: false`; a second failure is the error.
+    ///
+    /// Where the server has a device authorization endpoint, the device grant is asked for too;
+    /// a server that refuses the registration then (glewlwyd knows the grant only by a name of
+    /// its own) is asked again without it, and the client is kept as one that signs in at the
+    /// loopback redirect only (`grantsDeviceCode` false).
     public func register(provider: OAuthProvider, metadata: ServerMetadata, redirectURIs: [String]) async throws -> Registration {
         guard let endpoint = metadata.registrationEndpoint else { throw ClientRegistrationError.noEndpoint(provider: provider.name) }
         var leftBehind: [String] = []
+        var withDeviceGrant = metadata.deviceAuthorizationEndpoint != nil
+        var corrections: [String] = []
         func attempt(assertingPublic: Bool) async throws -> (RegisteredClient, problem: String?) {
-            let request = ClientRegistrationRequest(provider: provider, redirectURIs: redirectURIs, assertingPublic: assertingPublic)
-            let answer = try ClientRegistrationResponse.parse(
-                try await transport.send(.json(endpoint, request.body)), from: endpoint)
+            let answer: ClientRegistrationResponse
+            do {
+                answer = try await send(
+                    provider, redirectURIs, to: endpoint, assertingPublic: assertingPublic, withDeviceGrant: withDeviceGrant)
+            } catch TokenEndpointError.oauth(_, let refusal) where withDeviceGrant {
+                withDeviceGrant = false
+                corrections.append(
+                    "it refused a registration asking for the device grant too (\(TerminalText.sanitized(refusal.error, maxLength: 40))); registered for the browser sign-in only, so `--device` cannot be used with it"
+                )
+                answer = try await send(provider, redirectURIs, to: endpoint, assertingPublic: assertingPublic, withDeviceGrant: false)
+            }
             let client = RegisteredClient(
                 provider: provider.name, registrationEndpoint: endpoint.absoluteString, redirectURIs: redirectURIs,
                 clientID: answer.clientID, registrationAccessToken: answer.registrationAccessToken,
-                registrationClientURI: answer.registrationClientURI?.absoluteString, registeredAt: now())
+                registrationClientURI: answer.registrationClientURI?.absoluteString, registeredAt: now(),
+                grantsDeviceCode: metadata.deviceAuthorizationEndpoint == nil ? nil : withDeviceGrant)
             var problem = answer.confidentialityProblem
             if problem == nil { problem = try await publicClientProblem(client, metadata: metadata) }
             if problem != nil, (try? await deleteRegistration(client)) != .deleted { leftBehind.append(client.clientID) }
             return (client, problem)
         }
         let (first, problem) = try await attempt(assertingPublic: false)
-        guard let problem else { return Registration(client: first, correction: nil) }
+        guard let problem else {
+            return Registration(client: first, correction: corrections.isEmpty ? nil : corrections.joined(separator: "; "))
+        }
         let (second, stillWrong) = try await attempt(assertingPublic: true)
         if let stillWrong {
             throw ClientRegistrationError.notPublic(provider: provider.name, problem: stillWrong, leftBehind: leftBehind)
         }
-        return Registration(
-            client: second,
-            correction: "\(problem); registered again with client_confidential: false, which the server took as a public client")
+        corrections.append("\(problem); registered again with client_confidential: false, which the server took as a public client")
+        return Registration(client: second, correction: corrections.joined(separator: "; "))
+    }
+
+    /// One registration request and its answer, read strictly.
+    private func send(
+        _ provider: OAuthProvider, _ redirectURIs: [String], to endpoint: URL, assertingPublic: Bool, withDeviceGrant: Bool
+    ) async throws -> ClientRegistrationResponse {
+        let request = ClientRegistrationRequest(
+            provider: provider, redirectURIs: redirectURIs, assertingPublic: assertingPublic, withDeviceGrant: withDeviceGrant)
+        return try ClientRegistrationResponse.parse(try await transport.send(.json(endpoint, request.body)), from: endpoint)
     }
 
     /// Whether the token endpoint refuses `client` as a public client: a code exchange with only
