@@ -13,7 +13,9 @@ prints `READY <url>` once it listens. /authorize approves at once, as a person p
 would: it redirects straight back to the client's redirect_uri with a code. Codes are single-use
 and live five minutes; access tokens are opaque random strings living `--access-token-seconds`
 (default an hour), bound to the `resource` the sign-in named (RFC 8707); refresh tokens rotate.
-Its tool `whoami` answers the client the token was issued to and the resource it is bound to.
+Its tool `whoami` answers the client the token was issued to and the resource it is bound to;
+`forget_this_token` makes the server refuse the token of that call from then on (401), keeping its
+refresh token good; a call of `needs_more_scope` is answered 403 insufficient_scope.
 """
 
 import argparse
@@ -106,6 +108,32 @@ class InMemoryProvider:
                           refresh_token=refresh, scope=" ".join(scopes) or None)
 
 
+def asking_more_scope(app):
+    """`app`, except that a POST calling the tool `needs_more_scope` is answered 403 with an
+    RFC 6750 §3.1 challenge for the scope `extra`, as a server whose tool needs more scope than
+    the token carries (step-up)."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        received = []
+        while True:
+            message = await receive()
+            received.append(message)
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
+        if b'"needs_more_scope"' in b"".join(message.get("body", b"") for message in received):
+            challenge = b'Bearer error="insufficient_scope", scope="tools extra"'
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"www-authenticate", challenge), (b"content-length", b"0")]})
+            return await send({"type": "http.response.body", "body": b""})
+        replay = iter(received)
+
+        async def again():
+            return next(replay, None) or await receive()
+        return await app(scope, again, send)
+    return wrapped
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, required=True)
@@ -128,7 +156,21 @@ def main() -> int:
         token = get_access_token()
         return f"{token.client_id} {token.resource}" if token else "nobody"
 
-    config = uvicorn.Config(server.streamable_http_app(), host="127.0.0.1", port=args.port, log_level="warning")
+    @server.tool()
+    def forget_this_token() -> str:
+        """Forgets the access token of this call (its refresh token stays good): from now on the
+        token is refused with 401, as when a server revokes a token before it expires."""
+        token = get_access_token()
+        if token:
+            provider.access_tokens.pop(token.token, None)
+        return "forgotten"
+
+    @server.tool()
+    def needs_more_scope() -> str:
+        """Never reached: a call of it is answered 403 insufficient_scope (`asking_more_scope`)."""
+        return "granted"
+
+    config = uvicorn.Config(asking_more_scope(server.streamable_http_app()), host="127.0.0.1", port=args.port, log_level="warning")
     web = uvicorn.Server(config)
     thread = threading.Thread(target=web.run, daemon=True)
     thread.start()

@@ -79,13 +79,7 @@ class SSHServer:
         pytest.skip(f"sshd did not start here:\n{(root / 'sshd.log').read_text(errors='replace')[-2000:]}")
 
     def ssh(self, forward: tuple[Path, Path] | None, command: str, timeout: float = 60, background: bool = False):
-        argv = ["ssh", "-F", "/dev/null", "-i", str(self.root / "user_key"), "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-                "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={self.root / 'known_hosts'}", "-o", "LogLevel=ERROR",
-                "-o", "ExitOnForwardFailure=yes", "-p", str(self.port)]
-        if forward:
-            argv += ["-R", f"{forward[0]}:{forward[1]}"]
-        argv += [f"{self.user}@127.0.0.1", command]
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.root)}
+        argv, env = self.client(forward, command)
         if background:
             popen = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      start_new_session=True, preexec_fn=_die_with_parent)
@@ -93,6 +87,16 @@ class SSHServer:
             return popen
         return subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
                               preexec_fn=_die_with_parent)
+
+    def client(self, forward: tuple[Path, Path] | None, command: str) -> tuple[list[str], dict]:
+        """The ssh command line (with `-R` for `forward`) that runs `command` here, and its environment."""
+        argv = ["ssh", "-F", "/dev/null", "-i", str(self.root / "user_key"), "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+                "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={self.root / 'known_hosts'}", "-o", "LogLevel=ERROR",
+                "-o", "ExitOnForwardFailure=yes", "-p", str(self.port)]
+        if forward:
+            argv += ["-R", f"{forward[0]}:{forward[1]}"]
+        argv += [f"{self.user}@127.0.0.1", command]
+        return argv, {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.root)}
 
     def stop(self):
         _kill_group(self.popen.pid)

@@ -1,0 +1,211 @@
+"""`latchkey mcp` on a host reached over SSH, through the forwarded agent alone: a real OpenSSH
+server on 127.0.0.1 (test_agent_forwarding.py's), the MCP server whose authorization server is
+the official MCP Python SDK's (mcp_sdk_server.py), and the SDK's own stdio client running `ssh
+… latchkey mcp proxy NAME` as its server. The remote host has no provider file and no vault: the
+agent answers the MCP server's URL with the token (`mcp_url`), refreshes a token the server
+refused when the remote names it by its hash, and nothing else.
+
+* the SDK's client calls a tool through the proxy on the remote; `mcp headers` and `mcp config`
+  work there too; a short-lived token is refreshed by the agent and the calls go on; the
+  remote's files hold no token at all;
+* a token the server stops taking is refreshed once through the agent (the proxy sends its
+  hash, the agent refreshes because it is the token it holds);
+* a forwarded host cannot make the agent refresh with the hash of a token it does not hold, nor
+  again and again with the current one (once per 30 s);
+* an account not marked forward = true gets the proxy, `mcp headers` and `mcp config` refused;
+* a server asking for more scope gets the request answered with what to run where the agent
+  runs; the proxy goes on.
+"""
+
+import asyncio
+import base64
+import hashlib
+import json
+import sys
+import time
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import McpError
+
+from agent_support import agents, ask, runtime  # noqa: F401  (fixtures)
+from conftest import EX_OK, REPO, ServerProcess, free_ports
+from test_agent_forwarding import RemoteHost, sshd  # noqa: F401  (fixture)
+from test_mcp_sdk_auth import SHORT_LIFETIME, call_whoami, sdk_server  # noqa: F401  (fixture)
+
+NAME = "127.0.0.1"
+ACCOUNT = f"{NAME}:unnamed"
+
+
+@pytest.fixture(scope="module")
+def lasting_server(tmp_path_factory):
+    """The SDK's server with hour-long tokens: only what a test does refreshes them."""
+    port = free_ports(1)[0]
+    server = ServerProcess("SDK MCP server", [sys.executable, str(REPO / "Tests" / "e2e" / "mcp_sdk_server.py"),
+                                              "--port", str(port), "--scope", "tools"],
+                           tmp_path_factory.mktemp("mcp-sdk-lasting")).wait_ready(30)
+    yield server
+    server.stop()
+
+
+def ath(token: str) -> str:
+    """RFC 9449's `ath`: base64url SHA-256 of the token, as `mcp proxy` names a refused token."""
+    return base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
+
+
+def shared_server(lk, url: str, agents, runtime, forward: bool = True):
+    """`mcp add URL` here (the agent's machine), the account marked forward = true in
+    config.toml when `forward`, and an agent with its forward socket; returns that socket and
+    the agent."""
+    added = lk.run("mcp", "add", url, "--loopback-port", str(free_ports(1)[0]), timeout=90)
+    assert added.code == EX_OK, added
+    if forward:
+        config = lk.config / "latchkey" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(f'[accounts."{ACCOUNT}"]\nforward = true\n')
+    socket = runtime / "latchkey" / "forward.sock"
+    return socket, agents("--forward-socket", str(socket))
+
+
+def through_remote_proxy(sshd, remote, socket, steps):
+    """The SDK's stdio client with `ssh … latchkey mcp proxy NAME` (run on the remote host, the
+    agent forwarded) as its server: `steps(session)` runs after initialize; returns what it
+    returns and the proxy's standard error (ssh passes it on)."""
+    argv, env = sshd.client((remote.socket, socket), remote.command("mcp", "proxy", NAME))
+    errors = remote.home.parent / f"proxy-{time.monotonic_ns()}.err"
+
+    async def run():
+        parameters = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+        with open(errors, "w") as errlog:
+            async with stdio_client(parameters, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await steps(session)
+    try:
+        result = asyncio.run(asyncio.wait_for(run(), 90))
+    except BaseException:
+        print("PROXY STDERR", errors.read_text())
+        raise
+    return result, errors.read_text()
+
+
+def text_of(result) -> str:
+    assert not result.isError, result
+    return result.content[0].text
+
+
+def test_the_sdks_client_calls_a_tool_through_the_proxy_on_a_forwarded_host_with_only_the_agent(
+        lk, sdk_server, agents, runtime, sshd):
+    socket, agent = shared_server(lk, sdk_server.url, agents, runtime)
+    remote = RemoteHost(sshd.root)
+    before = lk.token(NAME)
+
+    async def steps(session):
+        first = text_of(await session.call_tool("whoami", {}))
+        # The token lives SHORT_LIFETIME seconds: the agent refreshes it, the calls go on.
+        await asyncio.sleep(SHORT_LIFETIME + 1)
+        return first, text_of(await session.call_tool("whoami", {}))
+
+    (first, second), stderr = through_remote_proxy(sshd, remote, socket, steps)
+    client_id, resource = first.split(" ")
+    # The URL came from the agent (the remote has no provider file), and the token is bound to it.
+    assert client_id and resource == sdk_server.url, first
+    assert second == first, (second, stderr)
+    assert lk.token(NAME) != before, "the agent refreshed the short-lived token"
+
+    header = sshd.ssh((remote.socket, socket), remote.command("mcp", "headers", NAME))
+    assert header.returncode == EX_OK and header.stdout.count("\n") == 1, header
+    assert call_whoami(sdk_server.url, json.loads(header.stdout)) == first
+    config = sshd.ssh((remote.socket, socket), remote.command("mcp", "config", NAME, "--client", "claude"))
+    assert config.returncode == EX_OK, config
+    entry = json.loads(config.stdout)["mcpServers"][NAME]
+    assert entry["url"] == sdk_server.url and entry["headersHelper"] == f"latchkey mcp headers {NAME}", entry
+
+    # The remote holds no token of any kind: it has no files at all (no vault, no copies).
+    assert remote.files() == [], remote.files()
+    log = lk.run("agent", "log", "--json").json()
+    assert {entry["forwarded"] for entry in log} == {True} and {entry["outcome"] for entry in log} == {"released"}, log
+
+
+def test_a_token_the_server_stops_taking_is_refreshed_once_through_the_forwarded_agent(
+        lk, lasting_server, agents, runtime, sshd):
+    socket, agent = shared_server(lk, lasting_server.url, agents, runtime)
+    remote = RemoteHost(sshd.root)
+    before = lk.token(NAME)
+
+    async def steps(session):
+        assert text_of(await session.call_tool("forget_this_token", {})) == "forgotten"
+        # 401 now: the proxy names the refused token by its hash and the agent, holding that
+        # very token, refreshes it; the call goes through with the new one.
+        return text_of(await session.call_tool("whoami", {}))
+
+    whoami, stderr = through_remote_proxy(sshd, remote, socket, steps)
+    assert whoami.endswith(" " + lasting_server.url), (whoami, stderr)
+    assert "refused the token; asking for a new one" in stderr, stderr
+    after = lk.token(NAME)
+    assert after != before, "the agent refreshed the refused token"
+    assert agent.stderr().count("a client's server refused its token") == 1, agent.stderr()
+
+
+def test_a_forwarded_host_cannot_make_the_agent_refresh_with_another_tokens_hash_nor_again_and_again(
+        lk, lasting_server, agents, runtime):
+    socket, agent = shared_server(lk, lasting_server.url, agents, runtime)
+    held = lk.token(NAME)
+
+    def token(**extra) -> dict:
+        [answer] = ask(socket, {"op": "token", "selector": NAME, **extra})
+        return answer
+
+    # The hash of a token the agent does not hold (an old one, or made up): the current token,
+    # no refresh.
+    for refused in (ath("not-the-token"), "", "x" * 43):
+        answer = token(refused=refused)
+        assert answer["ok"] and answer["access_token"] == held, answer
+        assert answer["mcp_url"] == lasting_server.url, answer
+    assert lk.token(NAME) == held
+    # The hash of the token it holds: refreshed.
+    fresh = token(refused=ath(held))
+    assert fresh["ok"] and fresh["access_token"] != held, fresh
+    assert lk.token(NAME) == fresh["access_token"]
+    # And the new one's hash at once: refused, not refreshed again (a remote holding the current
+    # token could otherwise make the agent refresh in a loop).
+    again = token(refused=ath(fresh["access_token"]))
+    assert not again["ok"] and "refreshed moments ago" in again["message"], again
+    assert lk.token(NAME) == fresh["access_token"]
+    assert agent.stderr().count("a client's server refused its token") == 1, agent.stderr()
+    # Only for the account's own access token.
+    narrowed = token(refused=ath(held), resource=lasting_server.url)
+    assert not narrowed["ok"] and "refused goes with the account's own access token" in narrowed["message"], narrowed
+
+
+def test_a_forwarded_host_is_refused_an_mcp_server_whose_account_is_not_forwarded(lk, lasting_server, agents, runtime, sshd):
+    socket, agent = shared_server(lk, lasting_server.url, agents, runtime, forward=False)
+    remote = RemoteHost(sshd.root)
+    initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                        "clientInfo": {"name": "t", "version": "1"}}})
+    for command in (f"printf '%s\\n' '{initialize}' | " + remote.command("mcp", "proxy", NAME),
+                    remote.command("mcp", "headers", NAME), remote.command("mcp", "config", NAME, "--client", "claude")):
+        result = sshd.ssh((remote.socket, socket), command)
+        assert result.returncode != EX_OK and "no account shared with forwarded connections" in result.stderr, result
+        assert lasting_server.url not in result.stdout + result.stderr and "Bearer" not in result.stdout, result
+    log = lk.run("agent", "log", "--json").json()
+    assert log and {entry["outcome"] for entry in log} == {"refused"}, log
+
+
+def test_a_server_asking_for_more_scope_through_the_agent_says_what_to_run_where_the_agent_runs(
+        lk, lasting_server, agents, runtime, sshd):
+    socket, agent = shared_server(lk, lasting_server.url, agents, runtime)
+    remote = RemoteHost(sshd.root)
+
+    async def steps(session):
+        with pytest.raises(McpError) as refused:
+            await session.call_tool("needs_more_scope", {})
+        return str(refused.value), text_of(await session.call_tool("whoami", {}))
+
+    (refusal, whoami), stderr = through_remote_proxy(sshd, remote, socket, steps)
+    assert "comes from the agent, which signs in only where it runs" in refusal, refusal
+    assert "add tools extra to the scopes" in refusal and f"latchkey login {NAME}" in refusal, refusal
+    assert whoami.endswith(" " + lasting_server.url), "the proxy went on"
+    assert remote.files() == []
