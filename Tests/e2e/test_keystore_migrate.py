@@ -102,6 +102,9 @@ def test_vault_to_openbao_and_back_moves_two_accounts_and_the_registered_client(
     assert accounts_in(one, "vault") == [], "the vault no longer holds them"
     assert len(openbao_accounts(openbao, path)) == 2
     assert stored(openbao, f"{path}/clients")["data"]["latchkey"] == "clients"
+    again = one.ok("keystore", "migrate", "--to", "openbao")
+    assert again.stdout == "vault holds no account and no registered client: nothing to move.\n", again
+    assert 'add the line `keystore = "openbao"`' in again.stderr, "the line to set, still"
 
     # This machine, now configured for OpenBao, and a second one sharing the path.
     configure(one, openbao, path, token_for(openbao, "team"), keystore="openbao")

@@ -88,8 +88,11 @@ public struct KeystoreMigration: Sendable {
             steps.append(step)
             report(step)
         }
-        try await target.prepareForWriting()
         let clients = try await source.registeredClients()
+        let accounts = try await source.records()
+        // Nothing to move asks for nothing (a new vault's passphrase).
+        guard !clients.isEmpty || !accounts.isEmpty else { return [] }
+        try await target.prepareForWriting()
         var copied: [String: Outcome] = [:]
         var otherClient = Set<String>()
         for client in clients {
@@ -100,7 +103,7 @@ public struct KeystoreMigration: Sendable {
                 record(Step(item: .client(provider: client.provider), outcome: outcome))
             }
         }
-        for account in try await source.records() {
+        for account in accounts {
             let item = Step.Item.account(provider: account.provider, label: account.label)
             if otherClient.contains(account.provider) {
                 record(Step(item: item, outcome: .otherClient))

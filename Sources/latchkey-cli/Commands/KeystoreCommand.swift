@@ -52,10 +52,14 @@ struct KeystoreMigrateCommand: AsyncParsableCommand {
             }
             let (accounts, clients) = (steps.filter(\.item.isAccount), steps.filter { !$0.item.isAccount })
             let left = steps.count(where: { !$0.outcome.isDone })
-            Output.result(
-                "\(accounts.count(where: \.outcome.isDone)) of \(accounts.count) accounts and \(clients.count(where: \.outcome.isDone)) of \(clients.count) registered clients are in \(to.rawValue) now; "
-                    + (left == 0 ? "nothing is left in \(from.rawValue)." : "\(left) left in \(from.rawValue) (above).")
-            )
+            if steps.isEmpty {
+                Output.result("\(from.rawValue) holds no account and no registered client: nothing to move.")
+            } else {
+                Output.result(
+                    "\(accounts.count(where: \.outcome.isDone)) of \(accounts.count) accounts and \(clients.count(where: \.outcome.isDone)) of \(clients.count) registered clients are in \(to.rawValue) now; "
+                        + (left == 0 ? "nothing is left in \(from.rawValue)." : "\(left) left in \(from.rawValue) (above).")
+                )
+            }
             guard left == 0 else { throw ExitCode(Failure.exitCode(for: .unavailable)) }
             if configured != to {
                 let file = LatchkeyPaths(environment: source.environment).configFile
