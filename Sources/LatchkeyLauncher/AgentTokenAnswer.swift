@@ -6,8 +6,8 @@ public import LatchkeyVault
     import Glibc
 #endif
 
-/// `latchkey token SELECTOR [--min-ttl N]` answered by `latchkey agent`, for the launcher: one
-/// connection, one request, the token printed as the agent released it.
+/// `latchkey token SELECTOR [--min-ttl N]` (and `aws-credential`) answered by `latchkey agent`,
+/// for the launcher: one connection, one request, the token printed as the agent released it.
 ///
 /// Only a released token and the agent's own refusal (its message and exit status) are answered
 /// here; anything else (an account only a sign-in can help, an agent that broke off) goes to the
@@ -26,15 +26,40 @@ public enum AgentTokenAnswer {
     public static func run(
         _ selector: AccountSelector, narrowing: TokenNarrowing? = nil, minimumLifetime: Int, endpoint: AgentSocket.Endpoint
     ) -> Outcome {
+        let request = AgentRequest(
+            .token, selector: selector.description, minimumLifetime: minimumLifetime, tokens: .access, narrowing: narrowing,
+            workingDirectory: PhysicalDirectory.current(), client: .current())
+        return answer(request, endpoint: endpoint) { answer in
+            guard let token = answer.accessToken else { return nil }
+            return Array(token.exposedValue.utf8) + [UInt8(ascii: "\n")]
+        }
+    }
+
+    /// `latchkey aws-credential SELECTOR …` answered by the agent, which calls STS itself (or
+    /// answers from the credentials it keeps): printed as the full command prints them.
+    public static func runAWSCredential(
+        _ selector: AccountSelector, options: [String?], minimumLifetime: Int, endpoint: AgentSocket.Endpoint
+    ) -> Outcome {
+        let request = AgentRequest.awsCredential(
+            selector: selector.description, options: options, minimumLifetime: minimumLifetime,
+            environment: { getenv($0).map { String(cString: $0) } }, workingDirectory: PhysicalDirectory.current())
+        return answer(request, endpoint: endpoint) { answer in
+            guard let keys = answer.aws, let text = try? ReportJSON.text(of: AWSProcessCredential(keys)) else { return nil }
+            return Array((text + "\n").utf8)
+        }
+    }
+
+    /// One connection, one request: what `printed` makes of a released answer goes to stdout; the
+    /// agent's own refusal is said with its exit status; anything else is the full command's.
+    private static func answer(
+        _ request: AgentRequest, endpoint: AgentSocket.Endpoint, printed: (AgentAnswer) -> [UInt8]?
+    ) -> Outcome {
         var client: AgentClient
         do {
             client = try AgentClient(endpoint: endpoint)
         } catch {
             return endpoint.isExplicit ? .fullCommand : .noAgent
         }
-        let request = AgentRequest(
-            .token, selector: selector.description, minimumLifetime: minimumLifetime, tokens: .access, narrowing: narrowing,
-            workingDirectory: PhysicalDirectory.current(), client: .current())
         let answer: AgentAnswer
         do {
             answer = try client.exchange(request, notice: { say($0.message ?? "") })
@@ -43,10 +68,10 @@ public enum AgentTokenAnswer {
             guard case .closed = error, !endpoint.isExplicit else { return .fullCommand }
             return .noAgent
         }
-        if answer.ok, let token = answer.accessToken {
-            var line = Array(token.exposedValue.utf8) + [UInt8(ascii: "\n")]
-            defer { line.zeroize() }
-            return written(line, to: STDOUT_FILENO) ? .answered(0) : .fullCommand
+        if answer.ok {
+            guard var output = printed(answer) else { return .fullCommand }
+            defer { output.zeroize() }
+            return written(output, to: STDOUT_FILENO) ? .answered(0) : .fullCommand
         }
         guard answer.signIn == nil, let status = answer.exit, status != 0 else { return .fullCommand }
         say(answer.message ?? "the agent refused")

@@ -39,8 +39,8 @@ public struct LauncherDirectory: Sendable {
             return .token(applying(to: selector), minimumLifetime: minimumLifetime, narrowing: narrowing)
         case .mcpHeaders(let selector):
             return .mcpHeaders(applying(to: selector))
-        case .awsCredential(let selector, let options):
-            return .awsCredential(applying(to: selector), options: options)
+        case .awsCredential(let selector, let options, let minimumLifetime):
+            return .awsCredential(applying(to: selector), options: options, minimumLifetime: minimumLifetime)
         case .statusJSON:
             return request
         }

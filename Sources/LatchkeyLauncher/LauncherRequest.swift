@@ -18,8 +18,9 @@ public enum LauncherRequest: Equatable, Sendable {
     case mcpHeaders(AccountSelector)
     /// `aws-credential SELECTOR [--role-arn A] [--duration N] [--session-name S] [--sts-endpoint U]
     /// [--min-ttl N]`: `options` are the first four as given (`nil` when not), which with the
-    /// environment name the answer the full command kept (`TokenCopy.awsAnswerKeyDescription`).
-    case awsCredential(AccountSelector, options: [String?])
+    /// environment name the answer the full command kept (`TokenCopy.awsAnswerKeyDescription`);
+    /// `minimumLifetime` goes to the agent, when the agent answers.
+    case awsCredential(AccountSelector, options: [String?], minimumLifetime: Int)
 
     public init?(_ arguments: [String]) {
         var rest = arguments.dropFirst()
@@ -45,7 +46,7 @@ public enum LauncherRequest: Equatable, Sendable {
         case "aws-credential":
             let names = ["--role-arn", "--duration", "--session-name", "--sts-endpoint"]
             guard let selector = rest.popFirst(), !selector.hasPrefix("-"), !selector.isEmpty,
-                let given = Self.options(names + ["--min-ttl"], in: &rest), Self.minimumLifetime(given["--min-ttl"]) != nil
+                let given = Self.options(names + ["--min-ttl"], in: &rest), let seconds = Self.minimumLifetime(given["--min-ttl"])
             else { return nil }
             // The full command reads --duration as an `Int`; the key holds it as that number.
             var duration: String?
@@ -55,7 +56,7 @@ public enum LauncherRequest: Equatable, Sendable {
             }
             self = .awsCredential(
                 AccountSelector(parsing: selector),
-                options: [given["--role-arn"], duration, given["--session-name"], given["--sts-endpoint"]])
+                options: [given["--role-arn"], duration, given["--session-name"], given["--sts-endpoint"]], minimumLifetime: seconds)
         default:
             return nil
         }

@@ -1,7 +1,8 @@
 // `latchkey`: answers `latchkey token NAME` from the kernel keyring when it can (its token copy,
 // else the vault opened with the cached key; `status --json` likewise; `mcp headers NAME` and
-// `aws-credential NAME …` from their copies), and otherwise hands the
-// whole command line to `latchkey-cli`, installed in ../libexec/latchkey/ or beside it.
+// `aws-credential NAME …` from their copies), or from the agent (`token`, `aws-credential`),
+// and otherwise hands the whole command line to `latchkey-cli`, installed in
+// ../libexec/latchkey/ or beside it.
 //
 // Two executables because the hot path must start in well under a millisecond: this one links
 // only the standard library, FoundationEssentials and Crypto (statically), while the full
@@ -36,7 +37,7 @@ if let asked = LauncherRequest(arguments) {
     {
         exit(status)
     }
-    if let directory, case .awsCredential(let selector, let options) = directory.applying(to: asked),
+    if let directory, case .awsCredential(let selector, let options, _) = directory.applying(to: asked),
         let status = TokenFastPath.runAWSCredential(selector: selector.description, options: options, from: directory.origin)
     {
         exit(status)
@@ -53,6 +54,13 @@ if let asked = LauncherRequest(arguments) {
         case .fullCommand: break
         case .noAgent:
             if let directory, let status = UnlockedVaultAnswer.run(directory.applying(to: asked), in: directory) { exit(status) }
+        }
+    } else if let agent, case .awsCredential(let selector, let options, let minimumLifetime) = asked {
+        // No vault answers this one: without an agent's answer, the full command does.
+        if case .answered(let status) = AgentTokenAnswer.runAWSCredential(
+            selector, options: options, minimumLifetime: minimumLifetime, endpoint: agent)
+        {
+            exit(status)
         }
     } else if let directory, let status = UnlockedVaultAnswer.run(directory.applying(to: asked), in: directory) {
         exit(status)

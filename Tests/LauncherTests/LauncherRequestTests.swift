@@ -41,15 +41,15 @@ struct LauncherRequestTests {
         }
     }
 
-    @Test("aws-credential SELECTOR with its options as given, --duration as the number the full command reads")
+    @Test("aws-credential SELECTOR with its options as given, --duration as the number the full command reads, --min-ttl for the agent")
     func awsCredential() {
         let role = "arn:aws:iam::123456789012:role/deploy"
         #expect(
             LauncherRequest(["latchkey", "aws-credential", "a", "--role-arn", role, "--duration=0900", "--min-ttl", "5"])
-                == .awsCredential(AccountSelector(parsing: "a"), options: [role, "900", nil, nil]))
+                == .awsCredential(AccountSelector(parsing: "a"), options: [role, "900", nil, nil], minimumLifetime: 5))
         #expect(
             LauncherRequest(["latchkey", "aws-credential", "a:bob", "--sts-endpoint", "http://127.0.0.1:1", "--session-name", "s"])
-                == .awsCredential(AccountSelector(parsing: "a:bob"), options: [nil, nil, "s", "http://127.0.0.1:1"]))
+                == .awsCredential(AccountSelector(parsing: "a:bob"), options: [nil, nil, "s", "http://127.0.0.1:1"], minimumLifetime: 60))
         for arguments in [
             ["aws-credential"], ["aws-credential", "--role-arn", role, "a"], ["aws-credential", "a", "--duration", "x"],
             ["aws-credential", "a", "--role-arn", role, "--role-arn", role], ["aws-credential", "a", "--region", "eu-west-1"],

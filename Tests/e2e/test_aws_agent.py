@@ -57,6 +57,25 @@ def test_the_aws_cli_gets_credentials_through_the_local_agent_which_asks_sts_onc
     assert len(moto.assume_role_requests()) == 1
 
 
+def test_the_launcher_alone_prints_what_the_agent_releases_as_the_full_command_does(lk, idp_a, moto, agents):
+    """The AWS CLI runs credential_process before every call: on a machine whose agent answers
+    (a forwarded host has no copy to answer from), the launcher asks the agent itself rather than
+    starting the full command, and prints the same bytes."""
+    lk.add_provider("a", idp_a, aws_region="us-east-1")
+    assert lk.login("a", user="alice").code == EX_OK
+    agent = agents()
+    asked = ("aws-credential", "a", "--role-arn", UNLISTED_ROLE, "--sts-endpoint", moto.url, "--min-ttl", "120")
+    moto.start_recording()
+    full = subprocess.run([str(LATCHKEY_BIN.parent / "latchkey-cli"), *asked], env=lk.env(**agent_env(agent)), cwd=lk.root,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, preexec_fn=_die_with_parent)
+    assert full.returncode == EX_OK and set(json.loads(full.stdout)) == CREDENTIAL_KEYS, full
+    lk.leave_only_the_launcher()
+    alone = lk.run(*asked, env=agent_env(agent))
+    assert alone.code == EX_OK and alone.stderr == "", alone
+    assert alone.stdout == full.stdout, "the launcher prints byte for byte what the full command prints"
+    assert len(moto.assume_role_requests()) == 1, "both answers are the agent's kept credentials"
+
+
 def forwarded_setup(lk, idp_a, idp_b, sts: str | None):
     """alice at a (forward = true, two roles listed, `sts` as its STS), bob at b (not forwarded)."""
     for name, idp, user, forward in (("a", idp_a, "alice", True), ("b", idp_b, "bob", None)):

@@ -58,10 +58,7 @@ struct AWSCredentialCommand: AsyncParsableCommand {
             let context = options.context()
             let environment = ProcessInfo.processInfo.environment
             if let answer = try ThroughAgent.ask(agentRequest(environment: environment), context: context), let keys = answer.aws {
-                return try Output.json(
-                    AWSProcessCredential(
-                        accessKeyID: keys.accessKeyID, secretAccessKey: keys.secretAccessKey, sessionToken: keys.sessionToken,
-                        expiresAt: Date(timeIntervalSince1970: TimeInterval(keys.expiration))))
+                return try Output.json(AWSProcessCredential(keys))
             }
             let credential = try await context.service.awsCredential(
                 for: AccountSelector(parsing: selector), role.options, minimumLifetime: minimumLifetime.interval,
@@ -70,15 +67,11 @@ struct AWSCredentialCommand: AsyncParsableCommand {
         }
     }
 
-    /// The agent's `aws-credential` request: the options as given, and the variables that choose
-    /// the STS endpoint, which an agent heeds from a client on its own machine only.
+    /// The agent's `aws-credential` request, as the launcher sends it too.
     private func agentRequest(environment: [String: String]) -> AgentRequest {
-        AgentRequest(
-            .awsCredential, selector: selector, minimumLifetime: minimumLifetime.seconds,
-            workingDirectory: FileManager.default.currentDirectoryPath,
-            aws: AgentRequest.AWSRole(
-                roleARN: role.roleARN, duration: role.duration, sessionName: role.sessionName, stsEndpoint: role.stsEndpoint,
-                environment: environment.filter { AgentRequest.AWSRole.environmentKeys.contains($0.key) }),
-            client: .current())
+        AgentRequest.awsCredential(
+            selector: selector, options: [role.roleARN, role.duration.map { String($0) }, role.sessionName, role.stsEndpoint],
+            minimumLifetime: minimumLifetime.seconds, environment: { environment[$0] },
+            workingDirectory: FileManager.default.currentDirectoryPath)
     }
 }
