@@ -2,7 +2,8 @@
 # `latchkey token` with a valid token while the vault is unlocked, next to `cat` of a small file,
 # the same answered by `latchkey agent` (LATCHKEY_AGENT), `latchkey mcp headers` (an agent's
 # headers helper, answered from the same copy; issue 24 asks for at most 1.5x token),
-# `latchkey aws-credential` against moto's STS (answered from the copy the full command kept), and GitHub CLI's `gh auth token` (a
+# `latchkey aws-credential` against moto's STS (answered from the copy the full command kept, and
+# from the agent, as on a forwarded host), and GitHub CLI's `gh auth token` (a
 # peer, reading its own config file), in one hyperfine run:
 # cold processes, median of 40 runs. oidc-agent's `oidc-token`, which needs a running agent and
 # an account at a provider, is compared in benchmarks/commands.sh.
@@ -64,7 +65,8 @@ for _ in $(seq 1 100); do grep -q "listening on" "$work/agent.err" 2>/dev/null &
 hyperfine -N --warmup 5 --runs 40 --export-json "$work/token.json" \
   "cat $work/small-file" "$latchkey token bench" "$latchkey mcp headers bench" "$aws_credential" \
   "env LATCHKEY_COPY=1 $latchkey token bench" \
-  "env LATCHKEY_AGENT=$work/agent.sock $latchkey token bench" "${peers[@]}" >&2
+  "env LATCHKEY_AGENT=$work/agent.sock $latchkey token bench" "env LATCHKEY_AGENT=$work/agent.sock $aws_credential" \
+  "${peers[@]}" >&2
 "$venv/bin/python" - "$work/token.json" <<'PY'
 import json, sys
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
@@ -78,9 +80,12 @@ print(f"latchkey mcp headers: median {headers['median'] * 1000:.2f} ms  ({header
 aws = next(v for k, v in results.items() if "aws-credential" in k)
 print(f"latchkey aws-credential: median {aws['median'] * 1000:.2f} ms  ({aws['median'] / token['median']:.2f}x latchkey token)")
 copy = next(v for k, v in results.items() if "LATCHKEY_COPY" in k)
-agent = next(v for k, v in results.items() if "LATCHKEY_AGENT" in k)
+agent = next(v for k, v in results.items() if "LATCHKEY_AGENT" in k and "token bench" in k)
+aws_agent = next(v for k, v in results.items() if "LATCHKEY_AGENT" in k and "aws-credential" in k)
 print(f"token via env, from its copy:  median {copy['median'] * 1000:.2f} ms")
 print(f"token via env, from the agent: median {agent['median'] * 1000:.2f} ms  ({agent['median'] / copy['median']:.2f}x the copy)")
+print(f"aws-credential via env, from the agent: median {aws_agent['median'] * 1000:.2f} ms  "
+      f"({aws_agent['median'] / agent['median']:.2f}x token from the agent)")
 for command, result in results.items():
     if command.startswith("gh "):
         print(f"{command}:   median {result['median'] * 1000:.2f} ms  ({result['median'] / token['median']:.1f}x latchkey token)")
