@@ -196,3 +196,35 @@ private struct RefreshingMeanwhile: Keystore {
         try await inner.updateRegisteredClients(isolation: isolation, body)
     }
 }
+
+/// The move against a real OpenBao (`bao server -dev`) from a real vault file, at a size a team
+/// might have: how long it takes, and that everything arrives once.
+@Suite("keystore migrate, live", .enabled(if: OpenBaoDevServer.binary != nil, "no bao: run Tests/idp/setup-venv.sh"))
+struct KeystoreMigrationLiveTests {
+    @Test("a hundred accounts move from a vault into OpenBao and back, each once")
+    func hundredAccounts() async throws {
+        let server = try await OpenBaoDevServer.start()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let vault = VaultKeystore(path: directory.path + "/vault", passphrase: FixedPassphrase(), kdf: VaultKeystoreTests.cheap)
+        let records = (0..<100).map { KeystoreMigrationTests.record("user-\($0)", provider: "p\($0 % 2)") }
+        try await vault.update { $0 = records }
+        let openBao = OpenBaoKeystore(
+            settings: OpenBaoSettings(addresses: [server.url], path: "team"), transport: LiveHTTPTransport(),
+            environment: ["BAO_TOKEN": server.rootToken.exposedValue], journalPath: directory.path + "/openbao.journal")
+
+        let clock = ContinuousClock()
+        var steps: [KeystoreMigration.Step] = []
+        let into = try await clock.measure { steps = try await KeystoreMigration(from: vault, to: openBao).run() }
+        #expect(steps.count == 100 && steps.allSatisfy { $0.outcome == .moved })
+        #expect(try await vault.records().isEmpty)
+        #expect(Set(try await openBao.records().map(\.subject)) == Set(records.map(\.subject)))
+
+        let back = try await clock.measure { steps = try await KeystoreMigration(from: openBao, to: vault).run() }
+        #expect(steps.count == 100 && steps.allSatisfy { $0.outcome == .moved })
+        #expect(try await openBao.records().isEmpty)
+        #expect(try await vault.records().count == 100)
+        print("100 accounts: vault to openbao \(into), back \(back)")
+    }
+}
