@@ -43,9 +43,9 @@ public enum TokenFastPath {
 
     /// The copied token for `selector` among `origin`'s copies if `origin` passes its check
     /// (`CopiesOrigin.passesCheck`: the full command refuses anything else with its own message,
-    /// so no answer from the keyring may bypass that), the copy was made under the policy files as they are now (`policy`, their
-    /// fingerprint: a provider file or config.toml edited since may say `confirm = true`), and the
-    /// token is valid `minimumLifetime` seconds from `now`.
+    /// so no answer from the keyring may bypass that), the copy was made under the policy files
+    /// as they are now (`policy`, their fingerprint: a provider file or config.toml edited since
+    /// may say `confirm = true`), and the token is valid `minimumLifetime` seconds from `now`.
     public static func token(
         selector: String, narrowing: (resource: String?, scopes: [String])? = nil, minimumLifetime: Int, origin: CopiesOrigin,
         policy: String, now: Int
