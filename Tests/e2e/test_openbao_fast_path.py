@@ -8,6 +8,7 @@ OpenBao node stopped."""
 
 from __future__ import annotations
 
+import secrets
 import time
 
 import pytest
@@ -19,9 +20,26 @@ from test_openbao_keystore import Machine, start_cluster, token_for
 FULL_COMMAND_MISSING = 1
 
 
+@pytest.fixture(scope="module")
+def shared_cluster(tmp_path_factory):
+    started = start_cluster(tmp_path_factory.mktemp("openbao"))
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
 @pytest.fixture
-def cluster(tmp_path):
-    """A node of its own: tests here stop it."""
+def own_node() -> None:
+    """Asked for by a test that stops OpenBao: its `cluster` is then a node of its own."""
+
+
+@pytest.fixture
+def cluster(request, tmp_path):
+    """The module's node, or one of the test's own for a test that asks for `own_node`."""
+    if "own_node" not in request.fixturenames:
+        yield request.getfixturevalue("shared_cluster")
+        return
     started = start_cluster(tmp_path / "openbao")
     try:
         yield started
@@ -29,7 +47,13 @@ def cluster(tmp_path):
         started.stop()
 
 
-def machine_at(root, cluster: OpenBaoCluster, idp, path: str = "team/fast") -> Machine:
+@pytest.fixture
+def path() -> str:
+    """The test's own team path, so tests on the shared node never see each other's accounts."""
+    return f"team/{secrets.token_hex(4)}"
+
+
+def machine_at(root, cluster: OpenBaoCluster, idp, path: str) -> Machine:
     machine = Machine(root)
     machine.use_openbao(cluster, path, token_for(cluster, "team"))
     machine.add_provider("a", idp)
@@ -37,8 +61,8 @@ def machine_at(root, cluster: OpenBaoCluster, idp, path: str = "team/fast") -> M
 
 
 @pytest.fixture
-def machine(tmp_path, cluster, idp_a):
-    signed_in = machine_at(tmp_path / "machine", cluster, idp_a)
+def machine(tmp_path, cluster, path, idp_a):
+    signed_in = machine_at(tmp_path / "machine", cluster, idp_a, path)
     assert signed_in.login("a").code == EX_OK
     yield signed_in
     # The copies live in this user's keyring, outside the test's directories.
@@ -46,7 +70,7 @@ def machine(tmp_path, cluster, idp_a):
     signed_in.run("lock", timeout=20)
 
 
-def test_after_unlock_the_second_token_is_answered_by_the_launcher_without_openbao(machine, cluster, idp_a):
+def test_after_unlock_the_second_token_is_answered_by_the_launcher_without_openbao(own_node, machine, cluster, idp_a):
     unlocked = machine.ok("unlock", "--for", "10m")
     assert "openbao keystore's tokens are copied" in unlocked.stderr and "latchkey lock" in unlocked.stderr, unlocked
     assert "vault" not in unlocked.stderr and "Secret Service" not in unlocked.stderr, unlocked
@@ -61,7 +85,7 @@ def test_after_unlock_the_second_token_is_answered_by_the_launcher_without_openb
     assert not machine.vault.exists() and not machine.journal.exists(), "still no vault file and no journal on the machine"
 
 
-def test_lock_drops_the_copies_and_token_then_asks_openbao(machine, cluster):
+def test_lock_drops_the_copies_and_token_then_asks_openbao(own_node, machine, cluster):
     machine.ok("unlock", "--for", "10m")
     machine.token("a")
     locked = machine.ok("lock")
@@ -93,7 +117,7 @@ def test_the_copies_last_no_longer_than_unlock_for(machine):
     assert machine.run("token", "a").code == FULL_COMMAND_MISSING, "the copy ended with the window"
 
 
-def test_unlock_with_openbao_down_fails_naming_openbao_and_copies_nothing(machine, cluster):
+def test_unlock_with_openbao_down_fails_naming_openbao_and_copies_nothing(own_node, machine, cluster):
     cluster.nodes[0].stop()
     result = machine.run("unlock", "--for", "10m")
     assert result.code == EX_UNAVAILABLE and "cannot reach OpenBao at" in result.stderr, result
@@ -101,10 +125,10 @@ def test_unlock_with_openbao_down_fails_naming_openbao_and_copies_nothing(machin
     assert machine.run("token", "a").code == FULL_COMMAND_MISSING
 
 
-def test_a_logout_on_another_machine_ends_this_machines_copy_at_its_next_command(tmp_path, machine, cluster, idp_a):
+def test_a_logout_on_another_machine_ends_this_machines_copy_at_its_next_command(tmp_path, machine, cluster, path, idp_a):
     """A logout there cannot reach this machine's keyring: the copy answers until this machine's
     next command that reads OpenBao, which makes the copies from what OpenBao holds now."""
-    other = machine_at(tmp_path / "other", cluster, idp_a)
+    other = machine_at(tmp_path / "other", cluster, idp_a, path)
     try:
         machine.ok("unlock", "--for", "10m")
         token = machine.token("a")
