@@ -13,6 +13,7 @@ refused when the remote names it by its hash, and nothing else.
 * a forwarded host cannot make the agent refresh with the hash of a token it does not hold, nor
   again and again with the current one (once per 30 s);
 * an account not marked forward = true gets the proxy, `mcp headers` and `mcp config` refused;
+* a provider that names no MCP server is refused, saying where to add one;
 * a server asking for more scope gets the request answered with what to run where the agent
   runs; the proxy goes on.
 """
@@ -30,7 +31,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
 from agent_support import agents, ask, runtime  # noqa: F401  (fixtures)
-from conftest import EX_OK, REPO, ServerProcess, free_ports
+from conftest import EX_OK, EX_USAGE, REPO, ServerProcess, free_ports
 from test_agent_forwarding import RemoteHost, sshd  # noqa: F401  (fixture)
 from test_mcp_sdk_auth import SHORT_LIFETIME, call_whoami, sdk_server  # noqa: F401  (fixture)
 
@@ -85,7 +86,7 @@ def through_remote_proxy(sshd, remote, socket, steps):
     try:
         result = asyncio.run(asyncio.wait_for(run(), 90))
     except BaseException:
-        print("PROXY STDERR", errors.read_text())
+        print("the proxy's standard error:", errors.read_text())
         raise
     return result, errors.read_text()
 
@@ -209,3 +210,15 @@ def test_a_server_asking_for_more_scope_through_the_agent_says_what_to_run_where
     assert "add tools extra to the scopes" in refusal and f"latchkey login {NAME}" in refusal, refusal
     assert whoami.endswith(" " + lasting_server.url), "the proxy went on"
     assert remote.files() == []
+
+
+def test_a_forwarded_host_asking_for_a_provider_that_names_no_mcp_server_is_told_where_to_add_it(lk, idp_a, agents, runtime, sshd):
+    lk.add_provider("a", idp_a, forward=True)
+    assert lk.login("a").code == EX_OK
+    socket = runtime / "latchkey" / "forward.sock"
+    agents("--forward-socket", str(socket))
+    remote = RemoteHost(sshd.root)
+    for command in ("printf '' | " + remote.command("mcp", "proxy", "a"), remote.command("mcp", "config", "a", "--client", "claude")):
+        result = sshd.ssh((remote.socket, socket), command)
+        assert result.returncode == EX_USAGE and "named no MCP server" in result.stderr, result
+        assert "latchkey mcp add URL" in result.stderr and result.stdout == "", result
