@@ -133,14 +133,17 @@ struct KeystoreMigrationTests {
     func changedMeanwhile() async throws {
         let refreshed = Self.record("alice", updated: 1_750_000_600, token: "fake-new")
         let source = InMemoryKeystore([Self.record("alice")])
+        _ = try await source.updateRegisteredClients { $0.append(Self.client("google")) }
         let target = InMemoryKeystore()
         let steps = try await KeystoreMigration(from: source, to: RefreshingMeanwhile(inner: target, source: source, refreshed: refreshed))
             .run()
-        #expect(steps.map(\.outcome) == [.changedMeanwhile])
+        #expect(steps.map(\.outcome) == [.changedMeanwhile, .changedMeanwhile], "the account, and the client it refreshes with")
         #expect(try await source.records() == [refreshed])
+        #expect(try await source.registeredClients() == [Self.client("google")])
         #expect(try await target.records() == [Self.record("alice")])
-        #expect(try await KeystoreMigration(from: source, to: target).run().map(\.outcome) == [.replacedOlder])
+        #expect(try await KeystoreMigration(from: source, to: target).run().map(\.outcome) == [.replacedOlder, .alreadyThere])
         #expect(try await source.records().isEmpty)
+        #expect(try await source.registeredClients().isEmpty)
         #expect(try await target.records() == [refreshed])
     }
 

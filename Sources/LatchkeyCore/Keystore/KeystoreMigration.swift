@@ -112,7 +112,12 @@ public struct KeystoreMigration: Sendable {
             record(Step(item: item, outcome: try await move(account)))
         }
         let left = Set(try await source.records().map(\.provider))
-        for client in clients where !otherClient.contains(client.provider) && !left.contains(client.provider) {
+        for client in clients where !otherClient.contains(client.provider) {
+            // Its accounts still here refresh with it (one changed meanwhile, or was signed in).
+            guard !left.contains(client.provider) else {
+                record(Step(item: .client(provider: client.provider), outcome: .changedMeanwhile))
+                continue
+            }
             let removed: Bool = try await source.updateRegisteredClients { clients in
                 guard let index = clients.firstIndex(of: client) else { return false }
                 clients.remove(at: index)
