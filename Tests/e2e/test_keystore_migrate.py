@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import ALICE, EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, _die_with_parent, assert_userinfo
+from conftest import ALICE, EX_OK, EX_REJECTED, EX_UNAVAILABLE, EX_USAGE, LATCHKEY_BIN, _die_with_parent, assert_userinfo
 from openbao_support import OpenBaoCluster
 from test_glewlwyd import add_registering, glewlwyd_registration, registered_clients  # noqa: F401  (fixture)
 from test_openbao_keystore import Machine, start_cluster, stored, token_for
@@ -126,6 +126,34 @@ def test_vault_to_openbao_and_back_moves_two_accounts_and_the_registered_client(
     assert accounts_in(one, "vault") == [("a", ALICE), ("reg", "alice@example.test")]
     assert one.token("a", "--keystore", "vault") == token_a
     assert one.ok("refresh", "reg", "--keystore", "vault").code == EX_OK, "the client is in the vault again"
+
+
+@pytest.mark.skipif(shutil.which("glewlwyd") is None, reason="needs glewlwyd (scripts/setup installs it)")
+def test_a_provider_registered_as_another_client_at_the_target_stays_here(team, openbao, idp_a, glewlwyd_registration):
+    """The team path already holds a client of its own for the provider (another client ID):
+    the refresh token here was issued to this machine's client, which the team's could not
+    refresh, so the client and the provider's accounts stay here; the rest moves."""
+    one, two, path = team
+    configure(two, openbao, path, token_for(openbao, "team"), keystore="openbao")
+    add_registering(two, glewlwyd_registration)
+    assert two.login("reg").code == EX_OK
+    team_client = stored(openbao, f"{path}/clients")["data"]["clients"]
+
+    one.add_provider("a", idp_a)
+    one.write_provider_text("reg", (two.providers_dir / "reg.toml").read_text())
+    assert one.login("a").code == EX_OK and one.login("reg").code == EX_OK
+    configure(one, openbao, path, token_for(openbao, "team"), keystore=None)
+    result = one.run("keystore", "migrate", "--to", "openbao")
+    assert result.code == EX_UNAVAILABLE, result
+    assert result.stdout.splitlines() == [
+        "reg registered client: left here: the target has another client registered for its provider",
+        f"a:{ALICE}: moved",
+        "reg:alice@example.test: left here: the target has another client registered for its provider",
+        "1 of 2 accounts and 0 of 1 registered clients are in openbao now; 2 left in vault (above).",
+    ], result
+    assert accounts_in(one, "vault") == [("reg", "alice@example.test")]
+    assert stored(openbao, f"{path}/clients")["data"]["clients"] == team_client, "the team's client untouched"
+    assert one.ok("refresh", "reg", "--keystore", "vault").code == EX_OK, "the account here still refreshes with its client"
 
 
 def test_a_run_openbao_stops_halfway_is_finished_by_running_again(team, openbao, idp_a, idp_b):
