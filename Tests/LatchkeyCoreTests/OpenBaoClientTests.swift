@@ -183,6 +183,25 @@ struct OpenBaoClientTests {
         }
     }
 
+    @Test(
+        "a standby that cannot reach the active node answers 307 to it; that node is passed over for the next, the redirect never followed")
+    func redirectingStandby() async throws {
+        let transport = RecordingTransport()
+        transport.route(Self.loginPath) { request in
+            request.url.port == 8201
+                ? .success(HTTPResponse(status: 307, headers: [("Location", "http://127.0.0.1:8209/v1/auth/jwt/login")], body: []))
+                : .success(HTTPResponse(status: 200, body: Array(Self.loginAnswer().utf8)))
+        }
+        let client = Self.client(transport, addresses: ["http://127.0.0.1:8201", "http://127.0.0.1:8202"])
+        #expect(try await client.login(jwt: Self.idToken, role: "team", mount: "jwt").exposedValue == "s.KiCrtZDeUvYQSk7Bfj3f5Ew2")
+        #expect(transport.sent.map { $0.url.port } == [8201, 8202])
+
+        let alone = Self.client(transport, addresses: ["http://127.0.0.1:8201"])
+        await #expect(throws: OpenBaoError.unreachable(tried: ["127.0.0.1:8201: HTTP 307 (a standby that cannot reach the active node)"])) {
+            try await alone.login(jwt: Self.idToken, role: "team", mount: "jwt")
+        }
+    }
+
     // MARK: - What the person types
 
     static func address(option: String?, configured: String? = nil, _ environment: [String: String]) throws(OpenBaoError) -> String {

@@ -13,12 +13,20 @@ import Testing
 struct OpenBaoKeystoreTests {
     /// One KV version 2 engine at `secret`, in memory; `down` makes every request fail as an
     /// unreachable node does, `refuseWrites` refuses writes below a path as a policy does.
+    /// `standby` is a standby's lagging copy of the accounts, as OpenBao 2.7's standbys answer
+    /// reads: from their own copy, unless the request carries an `X-Vault-Index` with
+    /// `X-Vault-Inconsistent: forward-active-node` (then the active node answers). Each write
+    /// answers with its index, as OpenBao's do.
     final class KVEngine: HTTPTransport {
+        typealias Secrets = [String: (version: Int, data: [String: String]?)]
         struct State {
-            var secrets: [String: (version: Int, data: [String: String]?)] = [:]
+            var secrets: Secrets = [:]
             var requests: [String] = []
             var down = false
             var refuseWrites: String?
+            var index = 0
+            var standby: Secrets?
+            var forwarded: [String] = []
         }
         let state = Mutex(State())
 
@@ -27,16 +35,20 @@ struct OpenBaoKeystoreTests {
                 let path = request.url.path
                 state.requests.append("\(request.method.rawValue) \(path)\(request.url.query.map { "?" + $0 } ?? "")")
                 if state.down { throw .unreachable(host: "127.0.0.1:8200", reason: "Connection refused") }
+                let toActive =
+                    request.header("X-Vault-Index") != nil && request.header("X-Vault-Inconsistent") == "forward-active-node"
+                if toActive { state.forwarded.append(path) }
+                let copy = !toActive && path.contains("/team/accounts") ? state.standby ?? state.secrets : state.secrets
                 if path.hasPrefix("/v1/secret/metadata/"), request.url.query == "list=true" {
                     let prefix = String(path.dropFirst("/v1/secret/metadata/".count)) + "/"
-                    let keys = state.secrets.keys.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }.sorted()
+                    let keys = copy.keys.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }.sorted()
                     if keys.isEmpty { return Self.json(404, #"{"errors":[]}"#) }
                     return Self.json(200, #"{"data":{"keys":\#(Self.encode(keys))}}"#)
                 }
                 let key = String(path.dropFirst("/v1/secret/data/".count))
                 switch request.method {
                 case .get:
-                    guard let secret = state.secrets[key] else { return Self.json(404, #"{"errors":[]}"#) }
+                    guard let secret = copy[key] else { return Self.json(404, #"{"errors":[]}"#) }
                     let data = secret.data.map(Self.encode) ?? "null"
                     return Self.json(
                         secret.data == nil ? 404 : 200,
@@ -53,7 +65,10 @@ struct OpenBaoKeystoreTests {
                         return Self.json(400, #"{"errors":["check-and-set parameter did not match the current version"]}"#)
                     }
                     state.secrets[key] = (current + 1, body["data"] as? [String: String])
-                    return Self.json(200, #"{"data":{"created_time":"2026-11-26T21:00:00Z","version":\#(current + 1)}}"#)
+                    state.index += 1
+                    var answer = Self.json(200, #"{"data":{"created_time":"2026-11-26T21:00:00Z","version":\#(current + 1)}}"#)
+                    answer.headers.append(("X-Vault-Index", "index-\(state.index)"))
+                    return answer
                 default:
                     return Self.json(405, #"{"errors":["unsupported"]}"#)
                 }
@@ -212,6 +227,28 @@ struct OpenBaoKeystoreTests {
             try await Self.keystore(other).records()
         }
         #expect(other.secret("team/accounts/database")?.version == 1)
+    }
+
+    @Test(
+        "reads under the lease carry the lease write's X-Vault-Index, so a standby's lagging copy never hands the body a refresh token another machine rotated"
+    )
+    func readsUnderTheLeaseSeeTheLastHoldersWrites() async throws {
+        let engine = KVEngine()
+        let here = Self.keystore(engine)
+        try await here.update { $0.append(Self.record("alice", refresh: "rt-1")) }
+        // The standby stops applying here; the other machine then refreshes through the active node.
+        engine.state.withLock { $0.standby = $0.secrets }
+        let other = Self.keystore(engine)
+        try await other.update { records in
+            records[0].refreshToken = Secret("rt-2")
+            records[0].updatedAt += 60
+        }
+        let seen = try await here.update { records in records[0].refreshToken }
+        #expect(seen == Secret("rt-2"), "the body saw what the lease's last holder wrote, not the standby's copy")
+        let forwarded = engine.state.withLock { $0.forwarded }
+        #expect(
+            forwarded.contains("/v1/secret/metadata/team/accounts")
+                && forwarded.contains("/v1/secret/data/\(Self.name(Self.record("alice")))"))
     }
 
     @Test("a removed account becomes a marker written with check-and-set, and is no longer listed")

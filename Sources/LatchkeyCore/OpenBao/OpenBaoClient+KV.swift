@@ -21,9 +21,10 @@ extension OpenBaoClient {
 
     /// The latest version at `path` of the KV version 2 engine at `mount` (`GET
     /// /v1/MOUNT/data/PATH`), or `nil` when the path has never been written.
-    func read(mount: String, path: String, token: Secret) async throws(OpenBaoError) -> KVSecret? {
+    /// With `index`, the node that answers has applied the writes it records (`StorageIndex`).
+    func read(mount: String, path: String, token: Secret, after index: StorageIndex? = nil) async throws(OpenBaoError) -> KVSecret? {
         let action = "reading \(mount)/data/\(path)"
-        let (host, response) = try await send(.get, "\(mount)/data/\(path)", body: nil, token: token)
+        let (host, response) = try await send(.get, "\(mount)/data/\(path)", body: nil, token: token, after: index)
         if response.status == 404 {
             // Nothing there: `{"errors": []}`. A deleted latest version: 404 with its metadata.
             let answer = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body))
@@ -41,10 +42,10 @@ extension OpenBaoClient {
 
     /// Writes `data` as the next version at `path` only if the latest is `version` (`cas`; 0:
     /// only if there is none), and returns the new version's number. A write that lost to
-    /// another is `OpenBaoError.versionChanged`.
-    func write(_ data: [String: String], mount: String, path: String, replacing version: Int, token: Secret) async throws(OpenBaoError)
-        -> Int
-    {
+    /// another is `OpenBaoError.versionChanged`. The write's storage index is added to `index`.
+    func write(
+        _ data: [String: String], mount: String, path: String, replacing version: Int, token: Secret, after index: StorageIndex? = nil
+    ) async throws(OpenBaoError) -> Int {
         struct Write: Encodable {
             struct Options: Encodable { let cas: Int }
             let data: [String: String]
@@ -53,7 +54,7 @@ extension OpenBaoClient {
         let action = "writing \(mount)/data/\(path)"
         // Encoding strings and a number cannot fail.
         let body = Array(try! JSONEncoder().encode(Write(data: data, options: .init(cas: version))))
-        let (host, response) = try await send(.post, "\(mount)/data/\(path)", body: body, token: token)
+        let (host, response) = try await send(.post, "\(mount)/data/\(path)", body: body, token: token, after: index)
         let answer: [String: JSONValue]
         do {
             answer = try Self.answer(response, host: host, action: action)
@@ -69,14 +70,15 @@ extension OpenBaoClient {
         guard case .object(let written)? = answer["data"], let number = written["version"]?.wholeNumber, number > version else {
             throw .malformedAnswer(action: action, host: host, problem: "no data.version above \(version)")
         }
+        index?.record(response)
         return number
     }
 
     /// The names below `path` (`GET /v1/MOUNT/metadata/PATH?list=true`), folders ending in `/`;
     /// none when nothing was ever written there.
-    func list(mount: String, path: String, token: Secret) async throws(OpenBaoError) -> [String] {
+    func list(mount: String, path: String, token: Secret, after index: StorageIndex? = nil) async throws(OpenBaoError) -> [String] {
         let action = "listing \(mount)/metadata/\(path)"
-        let (host, response) = try await send(.get, "\(mount)/metadata/\(path)?list=true", body: nil, token: token)
+        let (host, response) = try await send(.get, "\(mount)/metadata/\(path)?list=true", body: nil, token: token, after: index)
         if response.status == 404, (try? JSONDecoder().decode(JSONValue.self, from: Data(response.body))) == .object(["errors": .array([])])
         {
             return []

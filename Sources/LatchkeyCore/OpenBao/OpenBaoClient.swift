@@ -4,10 +4,11 @@ public import LatchkeyVault
 /// OpenBao's HTTP API (Vault's: `/v1/…`, the token in `X-Vault-Token`, errors as
 /// `{"errors": […]}`) at the addresses of one cluster.
 ///
-/// A request goes to the first address that answers: one that cannot be reached, or that
-/// answers 503 (sealed, or not yet ready), is passed over for the next, since a standby node
-/// forwards to the active one and any node serves. Every other answer, a refusal included, is
-/// the cluster's and is final.
+/// A request goes to the first address that answers: one that cannot be reached, that answers
+/// 503 (sealed, or not yet ready), or 307 (a standby that cannot reach the active node, which
+/// it would otherwise forward to) is passed over for the next, since a standby node forwards to
+/// the active one and any node serves. Every other answer, a refusal included, is the
+/// cluster's and is final.
 public struct OpenBaoClient: Sendable {
     /// The nodes' API addresses, in the order they are tried.
     public let addresses: [URL]
@@ -115,7 +116,7 @@ public struct OpenBaoClient: Sendable {
     /// Sends one request to `path` (below `/v1/`) at the first address that answers, and returns
     /// that address's `host:port` and its response, for `answer` or a caller's own reading.
     func send(
-        _ method: HTTPRequest.Method, _ path: String, body: [UInt8]?, token: Secret?
+        _ method: HTTPRequest.Method, _ path: String, body: [UInt8]?, token: Secret?, after index: StorageIndex? = nil
     ) async throws(OpenBaoError) -> (host: String, response: HTTPResponse) {
         var tried: [String] = []
         for address in addresses {
@@ -124,6 +125,7 @@ public struct OpenBaoClient: Sendable {
             var headers = [("Accept", "application/json")]
             if body != nil { headers.append(("Content-Type", "application/json")) }
             if let token { headers.append(("X-Vault-Token", token.exposedValue)) }
+            headers += index?.headers ?? []
             let host = Self.hostAndPort(of: url)
             let response: HTTPResponse
             do {
@@ -133,11 +135,17 @@ public struct OpenBaoClient: Sendable {
                 tried.append("\(host): \(error.description)")
                 continue
             }
-            if response.status == 503 {
+            switch response.status {
+            case 503:
                 tried.append("\(host): HTTP 503 (sealed or not ready)")
-                continue
+            case 307:
+                // A standby that cannot forward to the active node (gone, or not yet elected)
+                // redirects to it instead; redirects are never followed, and another node may
+                // know the new active one.
+                tried.append("\(host): HTTP 307 (a standby that cannot reach the active node)")
+            default:
+                return (host, response)
             }
-            return (host, response)
         }
         throw .unreachable(tried: tried.isEmpty ? ["no address"] : tried)
     }

@@ -74,7 +74,9 @@ public final class OpenBaoKeystore: Keystore {
     public func records() async throws(KeystoreError) -> [AccountRecord] {
         let records = try await Self.typed {
             let token = try await self.currentToken()
-            if self.journal.isPending { try await self.underLease(token) { try await self.writeJournal(token) } }
+            if self.journal.isPending {
+                try await self.underLease(token) { lease in try await self.writeJournal(token, after: lease.index) }
+            }
             return Self.ordered(try await self.readAccounts(token).compactMap(\.record))
         }
         launcherCopies?.sync(records)
@@ -92,14 +94,14 @@ public final class OpenBaoKeystore: Keystore {
         let lease = try await Self.typed { try await self.takeLease(token) }
         do {
             // Tokens a provider rotated, still only here, go first: the body must refresh from them.
-            try await Self.typed { try await self.writeJournal(token) }
-            let stored = try await Self.typed { try await self.readAccounts(token) }
+            try await Self.typed { try await self.writeJournal(token, after: lease.index) }
+            let stored = try await Self.typed { try await self.readAccounts(token, after: lease.index) }
             var records = Self.ordered(stored.compactMap(\.record))
             let before = records
             let result = try await body(&records)
             if records != before {
                 let changes = Self.changes(from: stored, to: records)
-                try await Self.typed { try await self.writeBack(changes, over: stored, token: token) }
+                try await Self.typed { try await self.writeBack(changes, over: stored, token: token, after: lease.index) }
             }
             launcherCopies?.sync(records)
             await release(lease, token: token)
@@ -124,7 +126,7 @@ public final class OpenBaoKeystore: Keystore {
         defer { inProcess.unlock() }
         let lease = try await Self.typed { try await self.takeLease(token) }
         do {
-            let (version, read) = try await Self.typed { try await self.readClients(token) }
+            let (version, read) = try await Self.typed { try await self.readClients(token, after: lease.index) }
             var clients = read
             let result = try await body(&clients)
             if clients != read {
@@ -132,7 +134,8 @@ public final class OpenBaoKeystore: Keystore {
                     [Self.marker: Kind.clients.rawValue, "clients": try Self.json(clients)]
                 }
                 _ = try await Self.typed {
-                    try await self.client.write(data, mount: self.settings.mount, path: self.clientsPath, replacing: version, token: token)
+                    try await self.client.write(
+                        data, mount: self.settings.mount, path: self.clientsPath, replacing: version, token: token, after: lease.index)
                 }
             }
             await release(lease, token: token)
@@ -157,12 +160,14 @@ public final class OpenBaoKeystore: Keystore {
         var record: AccountRecord?
     }
 
-    /// Every secret under `accounts/`, each Latchkey's or refused.
-    func readAccounts(_ token: Secret) async throws -> [StoredAccount] {
+    /// Every secret under `accounts/`, each Latchkey's or refused; under the lease, as of `index`.
+    func readAccounts(_ token: Secret, after index: StorageIndex? = nil) async throws -> [StoredAccount] {
         var stored: [StoredAccount] = []
-        for name in try await client.list(mount: settings.mount, path: accountsPath, token: token) where !name.hasSuffix("/") {
+        for name in try await client.list(mount: settings.mount, path: accountsPath, token: token, after: index) where !name.hasSuffix("/")
+        {
             guard OpenBaoClient.isName(name[...]) else { throw OpenBaoError.notLatchkeys(path: full(accountsPath + "/" + name)) }
-            guard let secret = try await client.read(mount: settings.mount, path: accountsPath + "/" + name, token: token) else { continue }
+            guard let secret = try await client.read(mount: settings.mount, path: accountsPath + "/" + name, token: token, after: index)
+            else { continue }
             stored.append(StoredAccount(name: name, version: secret.version, record: try account(in: secret, name: name)))
         }
         return stored
@@ -189,8 +194,10 @@ public final class OpenBaoKeystore: Keystore {
     }
 
     /// The registered clients and the version they were read at (0: never written).
-    func readClients(_ token: Secret) async throws -> (version: Int, clients: [RegisteredClient]) {
-        guard let secret = try await client.read(mount: settings.mount, path: clientsPath, token: token) else { return (0, []) }
+    func readClients(_ token: Secret, after index: StorageIndex? = nil) async throws -> (version: Int, clients: [RegisteredClient]) {
+        guard let secret = try await client.read(mount: settings.mount, path: clientsPath, token: token, after: index) else {
+            return (0, [])
+        }
         guard let data = secret.data else { return (secret.version, []) }
         guard data[Self.marker] == .string(Kind.clients.rawValue) else { throw OpenBaoError.notLatchkeys(path: full(clientsPath)) }
         guard case .string(let text)? = data["clients"],
@@ -220,15 +227,16 @@ public final class OpenBaoKeystore: Keystore {
     /// Writes `changes` with check-and-set on the versions read. What OpenBao did not take
     /// (unreachable, another writer first) is kept in the journal: the provider already answered,
     /// and a rotated refresh token that is lost is lost for everyone.
-    func writeBack(_ changes: [OpenBaoJournal.Change], over stored: [StoredAccount], token: Secret) async throws {
+    func writeBack(_ changes: [OpenBaoJournal.Change], over stored: [StoredAccount], token: Secret, after index: StorageIndex) async throws
+    {
         let versions = Dictionary(stored.map { ($0.name, $0.version) }, uniquingKeysWith: { $1 })
-        for (index, change) in changes.enumerated() {
+        for (position, change) in changes.enumerated() {
             do {
                 _ = try await client.write(
                     try Self.data(for: change.record), mount: settings.mount, path: accountsPath + "/" + change.name,
-                    replacing: versions[change.name] ?? 0, token: token)
+                    replacing: versions[change.name] ?? 0, token: token, after: index)
             } catch {
-                try journal.save(Array(changes[index...]))
+                try journal.save(Array(changes[position...]))
                 return
             }
         }
@@ -236,22 +244,28 @@ public final class OpenBaoKeystore: Keystore {
 
     /// Writes what the journal holds, each over the version there now unless that record is
     /// newer than the journal's, and removes the journal.
-    func writeJournal(_ token: Secret) async throws {
+    func writeJournal(_ token: Secret, after index: StorageIndex) async throws {
         guard let changes = try journal.load() else { return }
         for change in changes {
             let path = accountsPath + "/" + change.name
-            let secret = try await client.read(mount: settings.mount, path: path, token: token)
+            let secret = try await client.read(mount: settings.mount, path: path, token: token, after: index)
             let current = try secret.flatMap { secret in try account(in: secret, name: change.name) }
             if let current, let record = change.record, current.updatedAt > record.updatedAt { continue }
             _ = try await client.write(
-                try Self.data(for: change.record), mount: settings.mount, path: path, replacing: secret?.version ?? 0, token: token)
+                try Self.data(for: change.record), mount: settings.mount, path: path, replacing: secret?.version ?? 0, token: token,
+                after: index)
         }
         try journal.remove()
     }
 
     // MARK: - The lease
 
-    struct Lease: Sendable { var version: Int }
+    /// A lease taken: its version (to release it) and the storage index of its write, which
+    /// every request made under it carries (`StorageIndex`).
+    struct Lease: Sendable {
+        var version: Int
+        let index: StorageIndex
+    }
 
     /// Takes the lease at `path`/lease: written with check-and-set when it is free, released or
     /// expired; a live one is waited for, up to `leaseWait`.
@@ -274,10 +288,11 @@ public final class OpenBaoKeystore: Keystore {
             }
             let deadline = String(Int((now().timeIntervalSince1970 + leaseDuration).rounded(.up)))
             do {
+                let index = StorageIndex()
                 let version = try await client.write(
                     [Self.marker: Kind.lease.rawValue, "owner": owner, "deadline": deadline], mount: settings.mount, path: leasePath,
-                    replacing: current?.version ?? 0, token: token)
-                return Lease(version: version)
+                    replacing: current?.version ?? 0, token: token, after: index)
+                return Lease(version: version, index: index)
             } catch {
                 // Another machine wrote the lease between the read and this write: read it again.
                 guard case .versionChanged = error else { throw error }
@@ -289,16 +304,16 @@ public final class OpenBaoKeystore: Keystore {
     func release(_ lease: Lease, token: Secret) async {
         _ = try? await client.write(
             [Self.marker: Kind.lease.rawValue, "owner": "", "deadline": "0"], mount: settings.mount, path: leasePath,
-            replacing: lease.version, token: token)
+            replacing: lease.version, token: token, after: lease.index)
     }
 
-    func underLease<T: Sendable>(_ token: Secret, _ work: @Sendable () async throws -> T) async throws -> T {
+    func underLease<T: Sendable>(_ token: Secret, _ work: @Sendable (Lease) async throws -> T) async throws -> T {
         let inProcess = AsyncLock.forPath(leaseKey)
         await inProcess.lock()
         defer { inProcess.unlock() }
         let lease = try await takeLease(token)
         do {
-            let result = try await work()
+            let result = try await work(lease)
             await release(lease, token: token)
             return result
         } catch {
