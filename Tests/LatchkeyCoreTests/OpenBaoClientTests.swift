@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyTestSupport
+import Synchronization
 import Testing
 
 @testable import LatchkeyCore
@@ -199,6 +200,44 @@ struct OpenBaoClientTests {
         let alone = Self.client(transport, addresses: ["http://127.0.0.1:8201"])
         await #expect(throws: OpenBaoError.unreachable(tried: ["127.0.0.1:8201: HTTP 307 (a standby that cannot reach the active node)"])) {
             try await alone.login(jwt: Self.idToken, role: "team", mount: "jwt")
+        }
+    }
+
+    @Test(
+        "a KV engine just enabled, still upgrading its storage, is asked again every 250 ms for up to 10 s; then its refusal is the answer")
+    func upgradingEngine() async throws {
+        let path = "/v1/secret/data/team/alice"
+        let upgrading = [
+            #"{"errors":["Upgrading from non-versioned to versioned data. This backend will be unavailable for a brief period and will resume service shortly."]}"#,
+            #"{"errors":["Waiting for the primary to upgrade from non-versioned to versioned data. This backend will be unavailable for a brief period and will resume service when the primary is finished."]}"#,
+        ]
+        let served = #"{"data":{"data":{"record":"x"},"metadata":{"version":2}}}"#
+        let waited = Mutex<Duration>(.zero)
+        let asked = Mutex(0)
+        let transport = RecordingTransport()
+        transport.route(path) { _ in
+            let count = asked.withLock { count in
+                count += 1
+                return count
+            }
+            let answer = count <= 4 ? (400, upgrading[count % 2]) : (200, served)
+            return .success(HTTPResponse(status: answer.0, body: Array(answer.1.utf8)))
+        }
+        let client = OpenBaoClient(
+            addresses: [URL(string: "http://127.0.0.1:8201")!], transport: transport, pause: { pause in waited.withLock { $0 += pause } })
+        let secret = try await client.read(mount: "secret", path: "team/alice", token: Secret("s.t"))
+        #expect(secret?.version == 2 && transport.sent(to: path).count == 5)
+        #expect(waited.withLock { $0 } == .seconds(1))
+
+        transport.route(path, status: 400, json: upgrading[0])
+        waited.withLock { $0 = .zero }
+        do {
+            _ = try await client.write(["record": "y"], mount: "secret", path: "team/alice", replacing: 2, token: Secret("s.t"))
+            Issue.record("a write an upgrading engine refused")
+        } catch {
+            guard case .refused(_, _, 400, let errors) = error else { Issue.record("\(error)"); return }
+            #expect(errors[0].hasPrefix("Upgrading from non-versioned to versioned data"))
+            #expect(waited.withLock { $0 } == .seconds(10), "gave up after 10 s")
         }
     }
 

@@ -8,15 +8,21 @@ public import LatchkeyVault
 /// 503 (sealed, or not yet ready), or 307 (a standby that cannot reach the active node, which
 /// it would otherwise forward to) is passed over for the next, since a standby node forwards to
 /// the active one and any node serves. Every other answer, a refusal included, is the
-/// cluster's and is final.
+/// cluster's and is final, except that a KV engine still upgrading is asked again for a while.
 public struct OpenBaoClient: Sendable {
     /// The nodes' API addresses, in the order they are tried.
     public let addresses: [URL]
     let transport: any HTTPTransport
+    /// Waits between asking an upgrading KV engine again (tests pass one that takes no time).
+    let pause: @Sendable (Duration) async -> Void
 
-    public init(addresses: [URL], transport: any HTTPTransport) {
+    public init(
+        addresses: [URL], transport: any HTTPTransport,
+        pause: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
+    ) {
         self.addresses = addresses
         self.transport = transport
+        self.pause = pause
     }
 
     // MARK: - Addresses
@@ -113,10 +119,33 @@ public struct OpenBaoClient: Sendable {
 
     // MARK: - Requests
 
+    /// How often, and for how long in all, a KV engine that is still upgrading is asked again.
+    static let upgradeRetry: Duration = .milliseconds(250)
+    static let upgradeWait: Duration = .seconds(10)
+
     /// Sends one request to `path` (below `/v1/`) at the first address that answers, and returns
     /// that address's `host:port` and its response, for `answer` or a caller's own reading.
+    ///
+    /// A KV version 2 engine just enabled refuses every request with 400 "Upgrading from
+    /// non-versioned to versioned data" (a standby: "Waiting for the primary to upgrade…") until
+    /// it has written its first metadata, a moment later; the request is sent again every
+    /// `upgradeRetry` for up to `upgradeWait`, then that refusal is the answer. It refused the
+    /// request without doing any of it, so sending a write again is safe.
     func send(
         _ method: HTTPRequest.Method, _ path: String, body: [UInt8]?, token: Secret?, after index: StorageIndex? = nil
+    ) async throws(OpenBaoError) -> (host: String, response: HTTPResponse) {
+        var waited: Duration = .zero
+        while true {
+            let (host, response) = try await sendOnce(method, path, body: body, token: token, after: index)
+            guard Self.isUpgrading(response), waited < Self.upgradeWait else { return (host, response) }
+            await pause(Self.upgradeRetry)
+            waited += Self.upgradeRetry
+        }
+    }
+
+    /// `send` without the wait for an upgrading engine: the addresses in order.
+    private func sendOnce(
+        _ method: HTTPRequest.Method, _ path: String, body: [UInt8]?, token: Secret?, after index: StorageIndex?
     ) async throws(OpenBaoError) -> (host: String, response: HTTPResponse) {
         var tried: [String] = []
         for address in addresses {
@@ -148,6 +177,23 @@ public struct OpenBaoClient: Sendable {
             }
         }
         throw .unreachable(tried: tried.isEmpty ? ["no address"] : tried)
+    }
+
+    /// OpenBao's `errors` strings in `response`, none when it holds no such list.
+    static func errors(in response: HTTPResponse) -> [String] {
+        guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body)),
+            case .array(let items)? = object["errors"]
+        else { return [] }
+        return items.compactMap { item in
+            if case .string(let text) = item { return text }
+            return nil
+        }
+    }
+
+    /// Whether `response` is a new KV version 2 engine's refusal while it upgrades its storage
+    /// (the active node's words and a standby's both say "from non-versioned to versioned data").
+    static func isUpgrading(_ response: HTTPResponse) -> Bool {
+        response.status == 400 && errors(in: response).contains { $0.contains("from non-versioned to versioned data") }
     }
 
     /// The JSON object of a 2xx answer, or OpenBao's refusal (`{"errors": [strings]}`), or why

@@ -50,7 +50,7 @@ public final class OpenBaoKeystore: Keystore {
         pause: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
     ) {
         self.settings = settings
-        client = OpenBaoClient(addresses: settings.addresses, transport: transport)
+        client = OpenBaoClient(addresses: settings.addresses, transport: transport, pause: pause)
         self.environment = environment
         self.launcherCopies = launcherCopies
         journal = OpenBaoJournal(path: journalPath, mount: settings.mount, path: settings.path)
