@@ -203,6 +203,26 @@ struct OpenBaoClientTests {
         }
     }
 
+    @Test("when every address is sealed the error says OpenBao is sealed and names each address; one sealed among others is passed over")
+    func sealed() async throws {
+        let transport = RecordingTransport()
+        transport.route(Self.loginPath) { request in
+            request.url.port == 8203
+                ? .success(HTTPResponse(status: 200, body: Array(Self.loginAnswer().utf8)))
+                : .success(HTTPResponse(status: 503, body: Array(#"{"errors":["Vault is sealed"]}"#.utf8)))
+        }
+        let two = Self.client(transport, addresses: ["http://127.0.0.1:8201", "http://127.0.0.1:8202"])
+        do {
+            _ = try await two.login(jwt: Self.idToken, role: "team", mount: "jwt")
+            Issue.record("a token from sealed nodes")
+        } catch {
+            #expect(error == .sealed(hosts: ["127.0.0.1:8201", "127.0.0.1:8202"]) && error.category == .unavailable)
+            #expect(error.description.hasPrefix("OpenBao is sealed at 127.0.0.1:8201, 127.0.0.1:8202; nothing was read or changed"))
+        }
+        let three = Self.client(transport, addresses: ["http://127.0.0.1:8201", "http://127.0.0.1:8203"])
+        #expect(try await three.login(jwt: Self.idToken, role: "team", mount: "jwt").exposedValue == "s.KiCrtZDeUvYQSk7Bfj3f5Ew2")
+    }
+
     @Test(
         "a KV engine just enabled, still upgrading its storage, is asked again every 250 ms for up to 10 s; then its refusal is the answer")
     func upgradingEngine() async throws {

@@ -175,6 +175,40 @@ def test_openbao_down_fails_fast_naming_the_address_and_changes_nothing_here(tmp
         cluster.stop()
 
 
+def test_a_sealed_node_is_passed_over_and_when_every_node_is_sealed_the_message_says_so(tmp_path, idp_a):
+    """The first address is a sealed OpenBao (sealed by its operator), the second serves: every
+    command works through the second. Then the second is sealed too: each command fails at once
+    saying OpenBao is sealed at both addresses, and nothing on the machine changes."""
+    sealed, serving = start_cluster(tmp_path / "sealed"), start_cluster(tmp_path / "serving")
+    machine = Machine(tmp_path / "machine")
+    try:
+        assert sealed.bao("operator", "seal", token=sealed.root_token).returncode == 0
+        assert sealed.nodes[0].health() == 503
+        machine.use_openbao(serving, "team/sealed", token_for(serving, "team"), addresses=[sealed.url, serving.url])
+        machine.add_provider("a", idp_a)
+        assert machine.login("a").code == EX_OK
+        token = machine.token("a")
+        assert_userinfo(idp_a, token, ALICE)
+        assert machine.run("refresh", "a").code == EX_OK and machine.token("a") != token
+
+        assert serving.bao("operator", "seal", token=serving.root_token).returncode == 0
+        before = {path: path.read_bytes() for path in machine.files()}
+        hosts = ", ".join(address.removeprefix("http://") for address in (sealed.url, serving.url))
+        for args in (("token", "a"), ("refresh", "a"), ("status",)):
+            result = machine.run(*args)
+            assert result.code == EX_UNAVAILABLE and result.seconds < 5, result
+            assert f"OpenBao is sealed at {hosts}" in result.stderr, result
+        assert {path: path.read_bytes() for path in machine.files()} == before, "nothing local changed"
+
+        assert serving.unseal(serving.nodes[0])
+        serving.wait_until(lambda: serving.nodes[0].health() == 200, "the node did not become active again")
+        assert machine.run("refresh", "a").code == EX_OK, "unsealed, it serves again"
+    finally:
+        machine.close()
+        sealed.stop()
+        serving.stop()
+
+
 def test_a_token_whose_policy_does_not_cover_the_path_is_refused_naming_the_path(machines, openbao, idp_a):
     (one, _), path = machines
     one.use_openbao(openbao, path, token_for(openbao, "other"))

@@ -148,6 +148,7 @@ public struct OpenBaoClient: Sendable {
         _ method: HTTPRequest.Method, _ path: String, body: [UInt8]?, token: Secret?, after index: StorageIndex?
     ) async throws(OpenBaoError) -> (host: String, response: HTTPResponse) {
         var tried: [String] = []
+        var sealed: [String] = []
         for address in addresses {
             let base = address.absoluteString.hasSuffix("/") ? String(address.absoluteString.dropLast()) : address.absoluteString
             let url = URL(string: base + "/v1/" + path)!
@@ -165,6 +166,9 @@ public struct OpenBaoClient: Sendable {
                 continue
             }
             switch response.status {
+            case 503 where Self.errors(in: response).contains("Vault is sealed"):
+                sealed.append(host)
+                tried.append("\(host): sealed")
             case 503:
                 tried.append("\(host): HTTP 503 (sealed or not ready)")
             case 307:
@@ -176,6 +180,7 @@ public struct OpenBaoClient: Sendable {
                 return (host, response)
             }
         }
+        if !sealed.isEmpty && sealed.count == tried.count { throw .sealed(hosts: sealed) }
         throw .unreachable(tried: tried.isEmpty ? ["no address"] : tried)
     }
 

@@ -28,6 +28,9 @@ public enum OpenBaoError: LatchkeyError, Equatable {
     case unavailable(host: String, status: Int)
     /// No address answered; each with what happened there.
     case unreachable(tried: [String])
+    /// Every address answered that it is sealed (`host:port` each): nothing can be read or
+    /// written until an operator unseals the cluster.
+    case sealed(hosts: [String])
     /// An answer that is not OpenBao's, to `action`; nothing was used from it.
     case malformedAnswer(action: String, host: String, problem: String)
     /// A secret where the keystore keeps its own that Latchkey did not write: left alone.
@@ -40,7 +43,7 @@ public enum OpenBaoError: LatchkeyError, Equatable {
         case .noAddress, .invalidAddress, .invalidName: return .usage
         case .noIDToken: return .notFound
         case .refused(_, _, let status, _): return status >= 500 ? .unavailable : .rejected
-        case .unavailable, .unreachable, .versionChanged: return .unavailable
+        case .unavailable, .unreachable, .sealed, .versionChanged: return .unavailable
         case .unusableFile, .unusableToken, .noCredential, .notLatchkeys: return .configuration
         case .malformedAnswer: return .rejected
         case .leaseHeld: return .unavailable
@@ -80,6 +83,9 @@ public enum OpenBaoError: LatchkeyError, Equatable {
         case .unreachable(let tried):
             return
                 "cannot reach OpenBao at \(TerminalText.sanitized(tried.joined(separator: "; "), maxLength: 1000)); check that it runs and is unsealed"
+        case .sealed(let hosts):
+            return
+                "OpenBao is sealed at \(TerminalText.sanitized(hosts.joined(separator: ", "), maxLength: 1000)); nothing was read or changed: an operator must unseal it (bao operator unseal) before Latchkey can use it"
         case .malformedAnswer(let action, let host, let problem):
             return
                 "OpenBao at \(TerminalText.sanitized(host, maxLength: 200)) answered \(action) with something that is not OpenBao's answer: \(TerminalText.sanitized(problem, maxLength: 200)); nothing was used"
