@@ -9,10 +9,10 @@ import Synchronization
 /// 2.5 and later, unless every node sets `disable_standby_reads`). The lease makes machines take
 /// turns, but only if each reads what the one before it wrote: a standby's copy from before
 /// that write would hand a refresh the refresh token the provider already rotated, and reuse
-/// protection then revokes the account for everyone. The lease's own write comes after the
-/// previous holder's last write (its check-and-set is on the version that holder released),
-/// so its index covers all of them. OpenBao 2.7 reads these headers; an older one ignores them,
-/// and then only `disable_standby_reads` keeps reads current.
+/// protection then revokes the account for everyone. The lease's own write is ordered after
+/// every write committed before it (Raft keeps one log), the previous holder's included, so its
+/// index covers them. OpenBao 2.7 reads these headers; an older one ignores them, and then only
+/// `disable_standby_reads` keeps reads current.
 final class StorageIndex: Sendable {
     private let latest = Mutex<String?>(nil)
 
