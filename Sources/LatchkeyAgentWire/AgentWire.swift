@@ -37,15 +37,18 @@ public enum AgentWire {
 
 /// One request to the agent.
 public struct AgentRequest: Codable, Sendable, Equatable {
-    /// What is asked. Only `token`, `status`, `git-credential`, `registry-credential` and
-    /// `aws-credential` are answered on a forwarded socket; the rest are for this machine's own commands (`latchkey
-    /// approve`, the screen).
+    /// What is asked. Only `token`, `status`, `git-credential`, `registry-credential`,
+    /// `aws-credential` and `dpop-proof` are answered on a forwarded socket; the rest are for this
+    /// machine's own commands (`latchkey approve`, the screen).
     public enum Operation: String, Codable, Sendable, CaseIterable {
         case token
         case status
         case gitCredential = "git-credential"
         case registryCredential = "registry-credential"
         case awsCredential = "aws-credential"
+        /// A DPoP proof (RFC 9449) for one HTTP request, signed with the account's key, which
+        /// never leaves the agent: for a client holding the account's bound token (`dpop`).
+        case dpopProof = "dpop-proof"
         case approve
         case deny
         case watch
@@ -113,6 +116,32 @@ public struct AgentRequest: Codable, Sendable, Equatable {
         }
     }
 
+    /// `dpop`: the request a `dpop-proof` is for (RFC 9449 §4.2).
+    public struct ProofTarget: Codable, Sendable, Equatable {
+        /// `htm` and `htu`: the request's method and URL.
+        public var method: String
+        public var url: String
+        /// The server's `DPoP-Nonce`, when it sent one (RFC 9449 §9).
+        public var nonce: String?
+        /// `ath`: the hash of the access token the request carries (`DPoPKey.accessTokenHash`);
+        /// the agent signs only for the token it holds for the account now.
+        public var tokenHash: String
+
+        enum CodingKeys: String, CodingKey {
+            case method = "htm"
+            case url = "htu"
+            case nonce
+            case tokenHash = "ath"
+        }
+
+        public init(method: String, url: String, nonce: String? = nil, tokenHash: String) {
+            self.method = method
+            self.url = url
+            self.nonce = nonce
+            self.tokenHash = tokenHash
+        }
+    }
+
     /// `v`: `AgentWire.version`.
     public var version: Int
     /// `op`, as sent: an operation this agent does not know is answered with an error, not dropped.
@@ -141,6 +170,7 @@ public struct AgentRequest: Codable, Sendable, Equatable {
     /// it holds, at most once per `Agent.forcedRefreshInterval`; a hash of another token gets the
     /// current one. A hash, so the request names the token without carrying it.
     public var refused: String?
+    public var dpop: ProofTarget?
 
     /// What `resource` and `scope` ask for; `nil` for the account's own token.
     public var narrowing: TokenNarrowing? {
@@ -163,14 +193,16 @@ public struct AgentRequest: Codable, Sendable, Equatable {
         case confirmation = "id"
         case client
         case refused
+        case dpop
     }
 
     public init(
         _ operation: Operation, selector: String? = nil, minimumLifetime: Int? = nil, tokens: Tokens? = nil,
         narrowing: TokenNarrowing? = nil, workingDirectory: String? = nil, git: String? = nil, registry: String? = nil,
-        aws: AWSRole? = nil, confirmation: Int? = nil, client: Client? = nil, refused: String? = nil
+        aws: AWSRole? = nil, confirmation: Int? = nil, client: Client? = nil, refused: String? = nil, dpop: ProofTarget? = nil
     ) {
         self.refused = refused
+        self.dpop = dpop
         self.registry = registry
         self.aws = aws
         resource = narrowing?.resource
@@ -229,6 +261,8 @@ public struct AgentAnswer: Codable, Sendable, Equatable {
     /// `true` when `access_token` is DPoP-bound (RFC 9449): it goes only with a proof, never as
     /// a bearer token (`mcp headers` refuses it).
     public var proofBound: Bool?
+    /// `dpop-proof`'s answer: the `DPoP` header's value for the request asked about.
+    public var proof: Secret?
     public var idToken: Secret?
     /// `mcp_url`: the MCP server the account's provider file names (`latchkey mcp add`), sent
     /// with its access token: the token is bound to that URL (RFC 8707), and a host without the
@@ -258,6 +292,7 @@ public struct AgentAnswer: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case ok, pending, message, exit, vault, provider, account, credential, username, aws, report, lines, confirmation, closed
+        case proof = "dpop"
         case signIn = "sign_in"
         case accessToken = "access_token"
         case proofBound = "proof_bound"

@@ -44,6 +44,8 @@ extension Agent {
                 narrowing: request.narrowing, refused: request.refused, for: request, on: connection)
         case .awsCredential:
             return try await awsCredential(request, on: connection)
+        case .dpopProof:
+            return try await proof(request, on: connection)
         case .gitCredential:
             return try await gitCredential(request, on: connection)
         case .registryCredential:
@@ -225,6 +227,32 @@ extension Agent {
             self.options.say("refreshing \(TerminalText.sanitized(name, maxLength: 200)): a client's server refused its token")
             return true
         }
+    }
+
+    /// A DPoP proof (RFC 9449 §4.2) for one request with the account's current access token,
+    /// signed here with the account's key, which never leaves the vault: how a client holding a
+    /// bound token (`mcp proxy` on a forwarded host) uses it. Released as the token is (the
+    /// same decision: sharing, `confirm`, the log, the hook), a forwarded host only for the URL
+    /// the provider file names (`mcp_url`), and only for the token the agent holds now (`ath`),
+    /// read again at signing, so a proof never goes with an old token or one the client did not
+    /// get here.
+    private func proof(_ request: AgentRequest, on connection: AgentConnection) async throws -> AgentAnswer {
+        guard let selector = request.selector, !selector.isEmpty else { throw AgentError.malformedRequest(reason: "no selector") }
+        guard let target = request.dpop else { throw AgentError.malformedRequest(reason: "no dpop: the request to sign for") }
+        let (method, url) = try target.checked()
+        return try await release(
+            AccountSelector(parsing: selector), for: request, on: connection,
+            naming: { provider in [.proofURL: AgentRequest.ProofTarget.isNamed(url, by: provider)] },
+            fetch: { chosen, service in
+                let record =
+                    try await records.records().first { $0.provider == chosen.provider && $0.subject == chosen.subject } ?? chosen
+                var answer = AgentAnswer(ok: true)
+                answer.provider = record.provider
+                answer.account = record.label
+                answer.proof = Secret(
+                    try service.proof(for: record, tokenHash: target.tokenHash, method: method, url: url, nonce: target.nonce))
+                return answer
+            })
     }
 
     /// AWS credentials for a role, from STS with the account's ID token, which stays here: the

@@ -20,16 +20,13 @@ public enum MCPProxyError: LatchkeyError, Equatable {
     /// The server asks for more scope and the account's token comes from the agent, which signs
     /// in only where it runs, with the person there.
     case moreScopeThroughAgent(account: String, scopes: [String])
-    /// The agent answered with a DPoP-bound token: each request needs a proof made with the key
-    /// in the vault, which the agent does not make for a client.
-    case proofBoundThroughAgent(account: String)
 
     public var category: FailureCategory {
         switch self {
         case .serverGone, .sessionEnded: return .unavailable
         case .garbage: return .rejected
         case .noToken: return .notFound
-        case .notAnMCPServer, .notAnMCPServerAtAgent, .proofBoundThroughAgent, .moreScopeThroughAgent: return .usage
+        case .notAnMCPServer, .notAnMCPServerAtAgent, .moreScopeThroughAgent: return .usage
         }
     }
 
@@ -46,9 +43,6 @@ public enum MCPProxyError: LatchkeyError, Equatable {
                 "the MCP server \(TerminalText.sanitized(server, maxLength: 200)) ended the session; the client must start the proxy again to begin a new one"
         case .noToken(let reason):
             return "no token for the MCP server: \(reason)"
-        case .proofBoundThroughAgent(let account):
-            return
-                "\(TerminalText.sanitized(account, maxLength: 120)) has DPoP-bound tokens and its token came from the agent, which makes no proofs for its clients; run `latchkey mcp proxy` where the account's vault is, without LATCHKEY_AGENT"
         case .notAnMCPServerAtAgent(let provider):
             return
                 "the agent gave a token for \(TerminalText.sanitized(provider, maxLength: 120)) but named no MCP server with it: where the agent runs, its provider file has no mcp_url (add the server there with `latchkey mcp add URL`), or that Latchkey is older than this one"

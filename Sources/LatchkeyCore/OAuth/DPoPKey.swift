@@ -105,10 +105,13 @@ public enum DPoPError: LatchkeyError, Equatable {
     case missingKey(account: String, provider: String)
     /// `latchkey proof` for an account whose tokens are plain bearer tokens.
     case notBound(account: String, provider: String)
+    /// A proof was asked for a token that is not the account's current access token (`ath`):
+    /// the agent signs only for the token it holds now.
+    case notCurrentToken(account: String, provider: String)
 
     public var category: FailureCategory {
         switch self {
-        case .unreadableKey, .missingKey: return .rejected
+        case .unreadableKey, .missingKey, .notCurrentToken: return .rejected
         case .notBound: return .notFound
         }
     }
@@ -123,6 +126,9 @@ public enum DPoPError: LatchkeyError, Equatable {
         case .notBound(let account, let provider):
             return
                 "\(TerminalText.sanitized(account, maxLength: 100)) at \(provider) has bearer tokens, not DPoP-bound ones: send them without a proof"
+        case .notCurrentToken(let account, let provider):
+            return
+                "the proof was asked for a token that is not \(TerminalText.sanitized(account, maxLength: 100)) at \(provider)'s current access token; nothing was signed: ask for the token again, then for its proof"
         }
     }
 }

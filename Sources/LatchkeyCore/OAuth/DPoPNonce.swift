@@ -13,10 +13,13 @@ enum DPoPNonce {
     /// The usable `DPoP-Nonce` of any answer (RFC 9449 §8.2: a server may give the next nonce
     /// with a success too), to remember for the next proof to this server.
     static func offered(by response: HTTPResponse) -> String? {
-        guard let nonce = response.headers.first(where: { $0.0.lowercased() == "dpop-nonce" })?.1,
-            !nonce.isEmpty, nonce.count <= 512,
-            nonce.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" })
-        else { return nil }
+        guard let nonce = response.headers.first(where: { $0.0.lowercased() == "dpop-nonce" })?.1, isUsable(nonce) else { return nil }
         return nonce
+    }
+
+    /// Whether `nonce` may go into a proof: 1*NQCHAR (RFC 9449 §8.1), at most 512 characters.
+    static func isUsable(_ nonce: String) -> Bool {
+        !nonce.isEmpty && nonce.count <= 512
+            && nonce.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" })
     }
 }

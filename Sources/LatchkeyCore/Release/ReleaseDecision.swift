@@ -87,6 +87,8 @@ public struct ReleaseDecision: Sendable, Equatable {
         case awsRole
         /// The STS endpoint the ID token is sent to (`aws_sts_endpoint`).
         case stsEndpoint
+        /// The URL a DPoP proof is signed for (`mcp_url`): a proof lets the token be used there.
+        case proofURL
 
         /// Why the release log says it was refused.
         var refusalReason: String {
@@ -94,6 +96,7 @@ public struct ReleaseDecision: Sendable, Equatable {
             case .resource: return "a resource the provider file does not list"
             case .awsRole: return "an AWS role the provider file does not list"
             case .stsEndpoint: return "an STS endpoint the provider file does not name"
+            case .proofURL: return "a DPoP proof for a URL the provider file does not name"
             }
         }
     }

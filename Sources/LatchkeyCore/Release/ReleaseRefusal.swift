@@ -16,7 +16,7 @@ public enum ReleaseRefusal: LatchkeyError, Equatable {
     case notShared
     /// A forwarded host named what the provider file does not list: a resource (`resources`,
     /// `git_resource`), an AWS role (`aws_role_arn`, `aws_roles`) or an STS endpoint
-    /// (`aws_sts_endpoint`).
+    /// (`aws_sts_endpoint`), or a URL to sign a DPoP proof for (`mcp_url`).
     case notListed(ReleaseDecision.Named, provider: String)
 
     public var category: FailureCategory {
@@ -47,6 +47,9 @@ public enum ReleaseRefusal: LatchkeyError, Equatable {
         case .notListed(.stsEndpoint, let provider):
             return
                 "a forwarded connection may not choose the STS endpoint: the agent asks the one \(TerminalText.sanitized(provider, maxLength: 80))'s provider file names (aws_sts_endpoint) on the machine running the agent, else its own AWS_ENDPOINT_URL_STS or region's; leave out --sts-endpoint, or set aws_sts_endpoint there"
+        case .notListed(.proofURL, let provider):
+            return
+                "a forwarded connection gets DPoP proofs only for the MCP server \(TerminalText.sanitized(provider, maxLength: 80))'s provider file names (mcp_url) on the machine running the agent"
         }
     }
 }

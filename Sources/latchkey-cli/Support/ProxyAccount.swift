@@ -3,11 +3,12 @@ import Foundation
 import LatchkeyAgentWire
 import LatchkeyCore
 import LatchkeyEssentials
+import LatchkeyLauncher
 import LatchkeyVault
 
 /// The account's headers for each request the proxy sends: its token as `mcp headers` gets it
 /// (the agent first, else this machine's vault, refreshed as `token` does), with a DPoP proof
-/// for a bound account (RFC 9449 §7.1), made here with the key the vault keeps.
+/// for a bound account (RFC 9449 §7.1), made with the key the vault keeps, by whichever holds it.
 struct ProxyAccount: MCPProxyCredentials {
     let selector: String
     let context: Composition
@@ -44,15 +45,25 @@ struct ProxyAccount: MCPProxyCredentials {
 
     /// The token `mcp headers` would print; after a 401 (`refused`), a refreshed one. Through
     /// the agent, the refused token is named by its hash: the agent refreshes the account if
-    /// that is still the token it holds, and answers its current one otherwise.
+    /// that is still the token it holds, and answers its current one otherwise; a bound token's
+    /// proof is the agent's too (`dpop-proof`), since the key stays in its vault.
     func authorization(method: String, url: URL, refused: [(String, String)]?, nonce: String?) async throws -> [(String, String)] {
         var request = ThroughAgent.tokenRequest(selector, minimumLifetime: 60, tokens: .access)
-        request.refused = refused?.first { $0.0 == "Authorization" && $0.1.hasPrefix("Bearer ") }
-            .map { DPoPKey.accessTokenHash(Secret(String($0.1.dropFirst("Bearer ".count)))) }
+        request.refused = refused?.first { $0.0 == "Authorization" }.flatMap { header in
+            ["Bearer ", "DPoP "].first { header.1.hasPrefix($0) }.map {
+                DPoPKey.accessTokenHash(Secret(String(header.1.dropFirst($0.count))))
+            }
+        }
         if let answer = try ThroughAgent.ask(request, context: context), let token = answer.accessToken {
-            // Sent as Bearer it would only be refused; say why instead.
-            guard answer.proofBound != true else { throw MCPProxyError.proofBoundThroughAgent(account: answer.account ?? selector) }
-            return [("Authorization", "Bearer " + token.exposedValue)]
+            guard answer.proofBound == true else { return [("Authorization", "Bearer " + token.exposedValue)] }
+            let asked = AgentRequest(
+                .dpopProof, selector: selector, workingDirectory: FileManager.default.currentDirectoryPath, client: .current(),
+                dpop: AgentRequest.ProofTarget(
+                    method: method, url: url.absoluteString, nonce: nonce, tokenHash: DPoPKey.accessTokenHash(token)))
+            guard let proof = try ThroughAgent.ask(asked, context: context)?.proof else {
+                throw MCPProxyError.noToken(reason: "the agent that gave the DPoP-bound token made no proof for it")
+            }
+            return [("Authorization", "DPoP " + token.exposedValue), ("DPoP", proof.exposedValue)]
         }
         let service = context.service
         var record = try await service.validRecord(
