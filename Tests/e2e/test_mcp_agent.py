@@ -15,7 +15,11 @@ refused when the remote names it by its hash, and nothing else.
 * an account not marked forward = true gets the proxy, `mcp headers` and `mcp config` refused;
 * a provider that names no MCP server is refused, saying where to add one;
 * a server asking for more scope gets the request answered with what to run where the agent
-  runs; the proxy goes on.
+  runs; the proxy goes on;
+* a DPoP-bound account works through the forwarded agent: the agent signs a proof per request
+  (`dpop-proof`) for the token it holds and the URL its provider file names, the server's nonce
+  passed along; the key never leaves; a proof for another token, another URL or an account not
+  forwarded is refused unsigned.
 """
 
 import asyncio
@@ -25,14 +29,16 @@ import json
 import sys
 import time
 
+import jwt
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
-from agent_support import agents, ask, runtime  # noqa: F401  (fixtures)
+from agent_support import agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import EX_OK, EX_USAGE, REPO, ServerProcess, free_ports
 from test_agent_forwarding import RemoteHost, sshd  # noqa: F401  (fixture)
+from test_mcp_proxy import proof_server, thumbprint  # noqa: F401  (fixture)
 from test_mcp_sdk_auth import SHORT_LIFETIME, call_whoami, sdk_server  # noqa: F401  (fixture)
 
 NAME = "127.0.0.1"
@@ -64,7 +70,7 @@ def shared_server(lk, url: str, agents, runtime, forward: bool = True):
     if forward:
         config = lk.config / "latchkey" / "config.toml"
         config.parent.mkdir(parents=True, exist_ok=True)
-        config.write_text(f'[accounts."{ACCOUNT}"]\nforward = true\n')
+        config.write_text(f'[accounts."{NAME}:{lk.status()[0]["account"]}"]\nforward = true\n')
     socket = runtime / "latchkey" / "forward.sock"
     return socket, agents("--forward-socket", str(socket))
 
@@ -222,3 +228,77 @@ def test_a_forwarded_host_asking_for_a_provider_that_names_no_mcp_server_is_told
         result = sshd.ssh((remote.socket, socket), command)
         assert result.returncode == EX_USAGE and "named no MCP server" in result.stderr, result
         assert "latchkey mcp add URL" in result.stderr and result.stdout == "", result
+
+
+def test_a_dpop_bound_account_works_through_the_forwarded_agent_which_signs_a_proof_per_request(
+        lk, proof_server, agents, runtime, sshd):
+    socket, agent = shared_server(lk, proof_server.url, agents, runtime)
+    assert lk.status()[0]["dpop"] is True
+    remote = RemoteHost(sshd.root)
+    # The server wants its nonce in proofs: the first one lacks it, the 401 names it, and the
+    # proxy passes it to the agent for the next.
+    proof_server.nonce = "forwarded-nonce-" + str(time.time())
+    del proof_server.requests[:]
+    proof_server.jtis.clear()
+    try:
+        async def steps(session):
+            return [text_of(await session.call_tool("echo", {})) for _ in range(3)]
+        echoes, stderr = through_remote_proxy(sshd, remote, socket, steps)
+    finally:
+        proof_server.nonce = None
+    assert echoes == ["echo: proof ok"] * 3, (echoes, stderr)
+    posts = [request for request in proof_server.requests if request[0] == "POST"]
+    # initialize (no nonce yet: refused), initialize again, initialized, three calls: each
+    # after the first with a valid proof of its own (the server refuses a jti seen before),
+    # for this method and URL, the token's hash, the key the token is bound to.
+    assert [proved for _, _, _, proved in posts] == [False] + [True] * (len(posts) - 1), proof_server.requests
+    assert [method for _, _, method, _ in posts].count("tools/call") == 3
+    assert all(headers["Authorization"].startswith("DPoP ") for _, headers, _, _ in posts), posts
+    assert len(proof_server.jtis) == len(proof_server.requests), (proof_server.jtis, proof_server.requests)
+    # The remote never held the key, nor anything else.
+    assert remote.files() == [], remote.files()
+    log = lk.run("agent", "log", "--json").json()
+    assert log and {(entry["forwarded"], entry["outcome"]) for entry in log} == {(True, "released")}, log
+
+
+def test_a_forwarded_host_gets_no_proof_for_another_token_another_url_or_an_unshared_account(lk, proof_server, agents, runtime):
+    socket, agent = shared_server(lk, proof_server.url, agents, runtime)
+    [answer] = ask(socket, {"op": "token", "selector": NAME})
+    assert answer["ok"] and answer["proof_bound"] is True, answer
+    held = answer["access_token"]
+
+    def proof(**target) -> dict:
+        [answer] = ask(socket, {"op": "dpop-proof", "selector": NAME,
+                                "dpop": {"htm": "POST", "htu": proof_server.url, "ath": ath(held), **target}})
+        return answer
+
+    # The one it may have: signed with the key the token is bound to, for that request.
+    good = proof(nonce="n-1")
+    assert good["ok"], good
+    header = jwt.get_unverified_header(good["dpop"])
+    claims = jwt.decode(good["dpop"], jwt.PyJWK(header["jwk"]).key, algorithms=["ES256"])
+    assert (claims["htm"], claims["htu"], claims["ath"], claims["nonce"]) == ("POST", proof_server.url, ath(held), "n-1"), claims
+    assert jwt.decode(held, options={"verify_signature": False})["cnf"]["jkt"] == thumbprint(header["jwk"])
+    assert proof()["dpop"] != good["dpop"], "a fresh jti each time"
+    # The canonical form of the same URL is the same URL.
+    assert proof(htu=proof_server.url.replace("http://", "HTTP://") + "?x=1")["ok"]
+
+    refusals = {
+        "another token": (proof(ath=ath("another token")), "current access token; nothing was signed"),
+        "another server": (proof(htu="http://127.0.0.1:9/mcp"), "gets DPoP proofs only for the MCP server"),
+        "another path": (proof(htu=proof_server.url + "/other"), "gets DPoP proofs only for the MCP server"),
+        "no hash at all": (proof(ath="not+a/hash"), "ath must be"),
+        "a lower-case method": (proof(htm="post"), "htm must be"),
+    }
+    for what, (answer, says) in refusals.items():
+        assert not answer["ok"] and "dpop" not in answer and says in answer["message"], (what, answer)
+    log = lk.run("agent", "log", "--json").json()
+    reasons = [entry.get("reason", "") for entry in log if entry["outcome"] == "refused"]
+    assert sum("current access token" in reason for reason in reasons) == 1, log
+    assert sum("a URL the provider file does not name" in reason for reason in reasons) == 2, log
+
+    # Not shared any more: the same good request is refused as any unshared account is.
+    (lk.config / "latchkey" / "config.toml").write_text("")
+    wait_for(lambda: not proof()["ok"], what="the account no longer shared")
+    unshared = proof()
+    assert "dpop" not in unshared and "no account shared with forwarded connections" in unshared["message"], unshared

@@ -545,13 +545,16 @@ def test_a_server_that_still_asks_for_more_scope_after_the_sign_in_gets_that_req
     assert "still asks for no-such-scope after a sign-in asking for it" in refusal, (refusal, stderr)
 
 
-def test_a_dpop_bound_token_from_the_agent_is_refused_with_the_reason_not_sent_as_bearer(lk, proof_server, agents):
+def test_a_dpop_bound_account_through_the_agent_gets_each_proof_from_the_agent(lk, proof_server, agents):
     add(lk, proof_server.url)
     del proof_server.requests[:]
-    proxy = initialize_raw(lk, env=agent_env(agents()))
-    answer = read_line(proxy, 20)
-    assert answer["id"] == 1 and "makes no proofs" in answer["error"]["message"], answer
-    assert proxy.wait(timeout=10) == EX_USAGE
-    assert "makes no proofs" in proxy.stderr.read().decode()
-    # Nothing reached the server: the token never left as a Bearer token.
-    assert proof_server.requests == [], proof_server.requests
+
+    async def steps(session):
+        return text_of(await session.call_tool("echo", {}))
+
+    # LATCHKEY_AGENT and no vault of its own: the token and every proof come from the agent.
+    echo, stderr = through_proxy(lk, steps, env=lk.env(**agent_env(agents())))
+    assert echo == "echo: proof ok", (echo, stderr)
+    posts = [request for request in proof_server.requests if request[0] == "POST"]
+    assert posts and all(proved for _, _, _, proved in posts), proof_server.requests
+    assert all(headers["Authorization"].startswith("DPoP ") for _, headers, _, _ in posts), posts
