@@ -302,3 +302,22 @@ def test_a_forwarded_host_gets_no_proof_for_another_token_another_url_or_an_unsh
     wait_for(lambda: not proof()["ok"], what="the account no longer shared")
     unshared = proof()
     assert "dpop" not in unshared and "no account shared with forwarded connections" in unshared["message"], unshared
+
+
+def test_a_dpop_bound_token_the_server_stops_taking_is_refreshed_once_through_the_forwarded_agent(
+        lk, proof_server, agents, runtime, sshd):
+    socket, agent = shared_server(lk, proof_server.url, agents, runtime)
+    remote = RemoteHost(sshd.root)
+    before = lk.token(NAME)
+
+    async def steps(session):
+        assert text_of(await session.call_tool("forget_this_token", {})) == "forget_this_token: proof ok"
+        # 401 now: the proxy names the refused DPoP token by its hash, the agent refreshes, and
+        # the call goes through with the new token and a proof for it.
+        return text_of(await session.call_tool("echo", {}))
+
+    echo, stderr = through_remote_proxy(sshd, remote, socket, steps)
+    assert echo == "echo: proof ok", (echo, stderr)
+    assert "refused the token; asking for a new one" in stderr, stderr
+    assert lk.token(NAME) != before, "the agent refreshed the refused token"
+    assert agent.stderr().count("a client's server refused its token") == 1, agent.stderr()

@@ -322,7 +322,8 @@ class ProofCheckingServer:
     method and URL, carrying `ath` for the token, signed by the key the token's `cnf.jkt` names),
     answers with pretty-printed JSON (no SSE), gives a session ID and records every request's
     headers. Its `needs_email` tool answers 403 insufficient_scope (RFC 6750 §3.1) until the
-    token carries the `email` scope. Tokens' signatures are not checked: the proof is the test."""
+    token carries the `email` scope; `forget_this_token` makes it refuse the call's token (401)
+    from then on. Tokens' signatures are not checked: the proof is the test."""
 
     def __init__(self, issuer: str, port: int):
         outer = self
@@ -330,6 +331,7 @@ class ProofCheckingServer:
         self.requests = []
         self.scopes = []
         self.jtis = set()
+        self.forgotten = set()
         # When set, a proof must carry it (RFC 9449 §9); one without is answered use_dpop_nonce.
         self.nonce = None
 
@@ -357,6 +359,8 @@ class ProofCheckingServer:
                 header = jwt.get_unverified_header(proof)
                 proof_claims = jwt.decode(proof, jwt.PyJWK(header["jwk"]).key, algorithms=["ES256"])
                 token_claims = jwt.decode(token, options={"verify_signature": False})
+                if token in outer.forgotten:
+                    return None
                 ath = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
                 fresh = proof_claims["jti"] not in outer.jtis
                 outer.jtis.add(proof_claims["jti"])
@@ -385,9 +389,11 @@ class ProofCheckingServer:
                 if ident is None:
                     return self.answer(202)
                 if method == "tools/list":
-                    tools = [{"name": name, "inputSchema": {"type": "object"}} for name in ("echo", "needs_email", "needs_what_none_grants")]
+                    tools = [{"name": name, "inputSchema": {"type": "object"}} for name in ("echo", "needs_email", "needs_what_none_grants", "forget_this_token")]
                     return self.answer(200, {"jsonrpc": "2.0", "id": ident, "result": {"tools": tools}})
                 name = message["params"]["name"]
+                if name == "forget_this_token":
+                    outer.forgotten.add(self.headers["Authorization"].partition(" ")[2])
                 if name == "needs_email" and "email" not in str(claims.get("scope", "")).split():
                     return self.answer(403, headers=[("WWW-Authenticate", 'Bearer error="insufficient_scope", scope="email"')])
                 if name == "needs_what_none_grants":
