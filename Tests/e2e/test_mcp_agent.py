@@ -19,7 +19,8 @@ refused when the remote names it by its hash, and nothing else.
 * a DPoP-bound account works through the forwarded agent: the agent signs a proof per request
   (`dpop-proof`) for the token it holds and the URL its provider file names, the server's nonce
   passed along; the key never leaves; a proof for another token, another URL or an account not
-  forwarded is refused unsigned.
+  forwarded is refused unsigned; a refused DPoP token is refreshed once; a confirm = true
+  account's proof waits for a person like its token.
 """
 
 import asyncio
@@ -35,7 +36,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
-from agent_support import agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
+from agent_support import agent_env, agents, ask, connect, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import EX_OK, EX_USAGE, REPO, ServerProcess, free_ports
 from test_agent_forwarding import RemoteHost, sshd  # noqa: F401  (fixture)
 from test_mcp_proxy import proof_server, thumbprint  # noqa: F401  (fixture)
@@ -321,3 +322,31 @@ def test_a_dpop_bound_token_the_server_stops_taking_is_refreshed_once_through_th
     assert "refused the token; asking for a new one" in stderr, stderr
     assert lk.token(NAME) != before, "the agent refreshed the refused token"
     assert agent.stderr().count("a client's server refused its token") == 1, agent.stderr()
+
+
+def test_a_confirm_account_gets_a_proof_through_the_forwarded_agent_only_once_a_person_agrees(lk, proof_server, agents, runtime):
+    socket, agent = shared_server(lk, proof_server.url, agents, runtime)
+    account = f"{NAME}:{lk.status()[0]['account']}"
+    (lk.config / "latchkey" / "config.toml").write_text(f'[accounts."{account}"]\nforward = true\nconfirm = true\n')
+
+    def answered(request: dict, answer: str) -> dict:
+        """`request` on the forward socket, the person's `answer` (approve or deny) to the
+        confirmation it waits on; its final line."""
+        with connect(socket, 30) as client:
+            client.sendall(json.dumps({"v": 1, **request}).encode() + b"\n")
+            lines = client.makefile("rb")
+            waiting = json.loads(lines.readline())
+            assert waiting.get("pending"), waiting
+            number = waiting["message"].split("request ")[1].split(" ")[0]
+            assert lk.run(answer, number, env=agent_env(agent)).code == EX_OK
+            return json.loads(lines.readline())
+
+    token = answered({"op": "token", "selector": NAME}, "approve")
+    assert token["ok"] and token["proof_bound"], token
+    request = {"op": "dpop-proof", "selector": NAME, "dpop": {"htm": "POST", "htu": proof_server.url, "ath": ath(token["access_token"])}}
+    denied = answered(request, "deny")
+    assert not denied["ok"] and "dpop" not in denied and "was denied" in denied["message"], denied
+    approved = answered(request, "approve")
+    assert approved["ok"] and approved["dpop"], approved
+    log = lk.run("agent", "log", "--json").json()
+    assert [entry["outcome"] for entry in log] == ["released", "denied", "released"], log
