@@ -54,16 +54,28 @@ struct ProxyAccount: MCPProxyCredentials {
                 DPoPKey.accessTokenHash(Secret(String(header.1.dropFirst($0.count))))
             }
         }
-        if let answer = try ThroughAgent.ask(request, context: context), let token = answer.accessToken {
+        // A bound token's proof is a second request: when the agent refreshed the account in
+        // between (another request's 401, or its token's last minute), it refuses a proof for the
+        // token just received, and the token and its proof are asked for once more.
+        for attempt in 1...2 {
+            guard let answer = try ThroughAgent.ask(request, context: context), let token = answer.accessToken else { break }
             guard answer.proofBound == true else { return [("Authorization", "Bearer " + token.exposedValue)] }
             let asked = AgentRequest(
                 .dpopProof, selector: selector, workingDirectory: FileManager.default.currentDirectoryPath, client: .current(),
                 dpop: AgentRequest.ProofTarget(
                     method: method, url: url.absoluteString, nonce: nonce, tokenHash: DPoPKey.accessTokenHash(token)))
-            guard let proof = try ThroughAgent.ask(asked, context: context)?.proof else {
-                throw MCPProxyError.noToken(reason: "the agent that gave the DPoP-bound token made no proof for it")
+            var refusal: String?
+            do {
+                guard let proof = try ThroughAgent.ask(asked, context: context, refused: { refusal = $0 })?.proof else {
+                    throw MCPProxyError.noToken(reason: "the agent that gave the DPoP-bound token made no proof for it")
+                }
+                return [("Authorization", "DPoP " + token.exposedValue), ("DPoP", proof.exposedValue)]
+            } catch let status as ExitCode where attempt == 1 && status.rawValue == Failure.exitCode(for: .rejected) {
+                request.refused = nil
+            } catch {
+                if let refusal { Output.error(refusal) }
+                throw error
             }
-            return [("Authorization", "DPoP " + token.exposedValue), ("DPoP", proof.exposedValue)]
         }
         let service = context.service
         var record = try await service.validRecord(
