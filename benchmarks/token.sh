@@ -5,8 +5,7 @@
 # `latchkey aws-credential` against moto's STS (answered from the copy the full command kept, and
 # from the agent, as on a forwarded host), and GitHub CLI's `gh auth token` (a
 # peer, reading its own config file), in one hyperfine run:
-# cold processes, median of 200 runs (a burst of background work lasts longer than 40 runs of a
-# millisecond, and would fall on one command alone). oidc-agent's `oidc-token`, which needs a running agent and
+# cold processes, median of 200 runs each, taken in ten rounds of turning order (below). oidc-agent's `oidc-token`, which needs a running agent and
 # an account at a provider, is compared in benchmarks/commands.sh.
 # Usage: benchmarks/token.sh [path/to/latchkey]   (default: a release build, built here; the
 # full command line, latchkey-cli, must sit beside it)
@@ -63,23 +62,37 @@ agent=$!
 trap 'kill $idp $moto $agent 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do grep -q "listening on" "$work/agent.err" 2>/dev/null && break; sleep 0.1; done
 
-hyperfine -N --warmup 20 --runs 200 --export-json "$work/token.json" \
-  "cat $work/small-file" "$latchkey token bench" "$latchkey mcp headers bench" "$aws_credential" \
-  "env LATCHKEY_COPY=1 $latchkey token bench" \
-  "env LATCHKEY_AGENT=$work/agent.sock $latchkey token bench" "env LATCHKEY_AGENT=$work/agent.sock $aws_credential" \
-  "${peers[@]}" >&2
-"$venv/bin/python" - "$work/token.json" <<'PY'
-import json, sys
-results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+commands=("cat $work/small-file" "$latchkey token bench" "$latchkey mcp headers bench" "$aws_credential"
+  "env LATCHKEY_COPY=1 $latchkey token bench"
+  "env LATCHKEY_AGENT=$work/agent.sock $latchkey token bench" "env LATCHKEY_AGENT=$work/agent.sock $aws_credential"
+  "${peers[@]}")
+# Ten rounds of 20 runs each, the commands' order turned by one every round, all runs of a command
+# pooled: this machine slows and speeds up over seconds (a shared host), so one long batch per
+# command would hand whichever runs later a slower machine, and the ratios would say so.
+rounds=10
+for round in $(seq 0 $((rounds - 1))); do
+  n=${#commands[@]} turned=()
+  for i in $(seq 0 $((n - 1))); do turned+=("${commands[$(((i + round) % n))]}"); done
+  hyperfine -N --warmup 3 --runs 20 --export-json "$work/token-$round.json" "${turned[@]}" >/dev/null 2>&1
+done
+"$venv/bin/python" - "$work" "$rounds" <<'PY'
+import json, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+pooled = {}
+for round in range(rounds):
+    for result in json.load(open(f"{work}/token-{round}.json"))["results"]:
+        pooled.setdefault(result["command"], []).extend(result["times"])
+results = {command: {"median": statistics.median(times), "min": min(times), "runs": len(times)} for command, times in pooled.items()}
 cat = next(v for k, v in results.items() if "small-file" in k)
 token = next(v for k, v in results.items() if k.endswith("latchkey token bench"))
+print(f"{token['runs']} runs of each command, in {rounds} rounds of turning order")
 print(f"cat small file:  median {cat['median'] * 1000:.2f} ms")
 print(f"latchkey token:  median {token['median'] * 1000:.2f} ms  ({token['median'] / cat['median']:.2f}x cat, "
       f"{(token['median'] - cat['median']) * 1000:+.2f} ms)")
 headers = next(v for k, v in results.items() if "mcp headers" in k)
 print(f"latchkey mcp headers: median {headers['median'] * 1000:.2f} ms  ({headers['median'] / token['median']:.2f}x latchkey token; "
       f"fastest runs {headers['min'] / token['min']:.2f}x)")
-aws = next(v for k, v in results.items() if "aws-credential" in k)
+aws = next(v for k, v in results.items() if "aws-credential" in k and "LATCHKEY_AGENT" not in k)
 print(f"latchkey aws-credential: median {aws['median'] * 1000:.2f} ms  ({aws['median'] / token['median']:.2f}x latchkey token; "
       f"fastest runs {aws['min'] * 1000:.2f} and {token['min'] * 1000:.2f} ms, {aws['min'] / token['min']:.2f}x)")
 copy = next(v for k, v in results.items() if "LATCHKEY_COPY" in k)
