@@ -65,7 +65,10 @@ enum ChildProcess {
         close(stdin.read)
         close(stdout.write)
         close(stderr.write)
-        // A child that exits without reading must not kill us with SIGPIPE.
+        // A child that exits without reading (a hook that fails at once) must not kill us with
+        // SIGPIPE: the write then fails with EPIPE instead. Non-blocking alone does not prevent
+        // the signal; the child itself starts with default dispositions (`spawn`).
+        _ = signal(SIGPIPE, SIG_IGN)
         _ = fcntl(stdin.write, F_SETFL, fcntl(stdin.write, F_GETFL) | O_NONBLOCK)
 
         var outcome = Outcome(output: [], errorOutput: [], status: nil)
