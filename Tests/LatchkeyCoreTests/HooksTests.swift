@@ -71,6 +71,15 @@ struct HooksTests {
         #expect(problem == "exited with status 3 (it said: no display\\x1B[2J)")
     }
 
+    @Test("a program that closes its input unread does not kill Latchkey with SIGPIPE")
+    func closesItsInput() throws {
+        // More input than a pipe holds, so the write is still going when the reader is gone.
+        let outcome = try ChildProcess.run(
+            path: "/bin/sh", arguments: ["-c", "exec 0<&-; sleep 0.2"], environment: ["PATH": "/usr/bin:/bin"],
+            input: [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20), timeout: 10, outputLimit: 1024, stopAtNewline: false)
+        #expect(outcome.status == 0)
+    }
+
     @Test("a hook others can change is not run")
     func untrusted() throws {
         let directory = try TemporaryDirectory()
