@@ -19,16 +19,7 @@ import pytest
 from conftest import ALICE, EX_OK, EX_REJECTED, EX_UNAVAILABLE, EX_USAGE, LATCHKEY_BIN, _die_with_parent, assert_userinfo
 from openbao_support import OpenBaoCluster
 from test_glewlwyd import add_registering, glewlwyd_registration, registered_clients  # noqa: F401  (fixture)
-from test_openbao_keystore import Machine, start_cluster, stored, token_for
-
-
-@pytest.fixture(scope="module")
-def openbao(tmp_path_factory):
-    cluster = start_cluster(tmp_path_factory.mktemp("openbao-migrate"))
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+from test_openbao_keystore import Machine, openbao, stored, token_for  # noqa: F401  (fixture)
 
 
 def configure(machine: Machine, cluster: OpenBaoCluster, path: str, token: str, keystore: str | None) -> None:

@@ -15,18 +15,9 @@ import pytest
 
 from conftest import ALICE, EX_OK, EX_UNAVAILABLE, EX_USAGE, assert_userinfo
 from openbao_support import OpenBaoCluster
-from test_openbao_keystore import Machine, start_cluster, token_for
+from test_openbao_keystore import Machine, openbao, start_cluster, token_for  # noqa: F401  (fixture)
 
 FULL_COMMAND_MISSING = 1
-
-
-@pytest.fixture(scope="module")
-def shared_cluster(tmp_path_factory):
-    started = start_cluster(tmp_path_factory.mktemp("openbao"))
-    try:
-        yield started
-    finally:
-        started.stop()
 
 
 @pytest.fixture
@@ -38,7 +29,7 @@ def own_node() -> None:
 def cluster(request, tmp_path):
     """The module's node, or one of the test's own for a test that asks for `own_node`."""
     if "own_node" not in request.fixturenames:
-        yield request.getfixturevalue("shared_cluster")
+        yield request.getfixturevalue("openbao")
         return
     started = start_cluster(tmp_path / "openbao")
     try:
