@@ -61,8 +61,11 @@ public struct AccountRecord: Codable, Sendable, Equatable {
 
     /// Whether `other` is the same account (same verified identity at the same provider).
     public func isSameAccount(as other: AccountRecord) -> Bool {
-        provider == other.provider && issuer == other.issuer && subject == other.subject
+        identity == other.identity
     }
+
+    /// Which account this is, whatever its tokens: what `Keystore.updateAccount` is keyed by.
+    public var identity: AccountIdentity { AccountIdentity(provider: provider, issuer: issuer, subject: subject) }
 
     /// How a person names this account on the command line: its display name, else its subject.
     public var label: String { displayName ?? subject }
@@ -85,5 +88,19 @@ public struct AccountRecord: Codable, Sendable, Equatable {
         return TokenValidity.isValid(
             issuedAt: Int(wholeSeconds: updatedAt.timeIntervalSince1970), expiresAt: Int(wholeSeconds: expiresAt.timeIntervalSince1970),
             now: Int(wholeSeconds: now.timeIntervalSince1970), margin: Int(wholeSeconds: margin))
+    }
+}
+
+/// One account's verified identity at one provider: the record's key in every keystore, as
+/// display names may change and may collide.
+public struct AccountIdentity: Sendable, Hashable {
+    public var provider: String
+    public var issuer: String
+    public var subject: String
+
+    public init(provider: String, issuer: String, subject: String) {
+        self.provider = provider
+        self.issuer = issuer
+        self.subject = subject
     }
 }

@@ -26,54 +26,66 @@ struct KeystoreMigrationTests {
 
     @Test("an account the target lacks is added")
     func added() {
-        var target = [Self.record("bob")]
-        let (outcome, kept) = KeystoreMigration.merge(Self.record("alice"), into: &target)
-        #expect(outcome == .moved && kept == Self.record("alice"))
-        #expect(target == [Self.record("bob"), Self.record("alice")])
+        var there: AccountRecord?
+        let (outcome, kept) = KeystoreMigration.merge(Self.record("alice"), into: &there, targetHasDefault: false)
+        #expect(outcome == .moved && kept == Self.record("alice") && there == Self.record("alice"))
     }
 
     @Test("the same record already there is not duplicated")
     func alreadyThere() {
-        var target = [Self.record("alice")]
-        let (outcome, _) = KeystoreMigration.merge(Self.record("alice"), into: &target)
-        #expect(outcome == .alreadyThere && target == [Self.record("alice")])
+        var there: AccountRecord? = Self.record("alice")
+        let (outcome, _) = KeystoreMigration.merge(Self.record("alice"), into: &there, targetHasDefault: false)
+        #expect(outcome == .alreadyThere && there == Self.record("alice"))
     }
 
     @Test("a newer copy at the target is kept, and so is one as new; an older one is replaced")
     func newerWins() {
         let older = Self.record("alice", updated: 1_750_000_000, token: "fake-old")
         let newer = Self.record("alice", updated: 1_750_000_600, token: "fake-new")
-        var target = [newer]
-        #expect(KeystoreMigration.merge(older, into: &target) == (.keptNewer, newer) && target == [newer])
+        var there: AccountRecord? = newer
+        #expect(KeystoreMigration.merge(older, into: &there, targetHasDefault: false) == (.keptNewer, newer) && there == newer)
 
-        var tie = [Self.record("alice", token: "fake-theirs")]
-        #expect(KeystoreMigration.merge(Self.record("alice", token: "fake-ours"), into: &tie).0 == .keptNewer)
-        #expect(tie == [Self.record("alice", token: "fake-theirs")])
+        var tie: AccountRecord? = Self.record("alice", token: "fake-theirs")
+        #expect(KeystoreMigration.merge(Self.record("alice", token: "fake-ours"), into: &tie, targetHasDefault: false).0 == .keptNewer)
+        #expect(tie == Self.record("alice", token: "fake-theirs"))
 
-        target = [older]
-        #expect(KeystoreMigration.merge(newer, into: &target) == (.replacedOlder, newer) && target == [newer])
+        there = older
+        #expect(KeystoreMigration.merge(newer, into: &there, targetHasDefault: false) == (.replacedOlder, newer) && there == newer)
     }
 
     @Test("the same subject at another provider is another account")
-    func identityIsProviderIssuerSubject() {
-        var target = [Self.record("alice", provider: "github")]
-        #expect(KeystoreMigration.merge(Self.record("alice"), into: &target).0 == .moved && target.count == 2)
+    func identityIsProviderIssuerSubject() async throws {
+        let target = InMemoryKeystore([Self.record("alice", provider: "github")])
+        let source = InMemoryKeystore([Self.record("alice")])
+        let steps = try await KeystoreMigration(from: source, to: target).run()
+        let count = try await target.records().count
+        #expect(steps.map(\.outcome) == [.moved] && count == 2)
     }
 
     @Test("the target's default choices stand: no second default for a provider, a replaced copy keeps the target's flag")
-    func defaults() {
+    func defaults() async throws {
         var incoming = Self.record("alice")
         incoming.isDefault = true
+        var there: AccountRecord?
+        let (outcome, kept) = KeystoreMigration.merge(incoming, into: &there, targetHasDefault: true)
+        #expect(outcome == .moved && kept.isDefault == nil && there?.isDefault == nil)
+
         var bob = Self.record("bob")
         bob.isDefault = true
-        var target = [bob]
-        let (outcome, kept) = KeystoreMigration.merge(incoming, into: &target)
-        #expect(outcome == .moved && kept.isDefault == nil && target.filter { $0.isDefault == true } == [bob])
-
         var newer = Self.record("bob", updated: 1_750_000_600)
         newer.isDefault = nil
-        #expect(KeystoreMigration.merge(newer, into: &target).0 == .replacedOlder)
-        #expect(target.first { $0.subject == "bob" }?.isDefault == true)
+        var bobThere: AccountRecord? = bob
+        #expect(KeystoreMigration.merge(newer, into: &bobThere, targetHasDefault: true).0 == .replacedOlder)
+        #expect(bobThere?.isDefault == true)
+
+        // A whole run keeps the target's default too.
+        var carol = Self.record("carol")
+        carol.isDefault = true
+        let target = InMemoryKeystore([bob])
+        let steps = try await KeystoreMigration(from: InMemoryKeystore([incoming, carol]), to: target).run()
+        #expect(steps.map(\.outcome) == [.moved, .moved])
+        let defaults = try await target.records().filter { $0.isDefault == true }.map(\.subject)
+        #expect(defaults == ["bob"])
     }
 
     // MARK: - Clients
@@ -168,6 +180,11 @@ private struct ForgetfulKeystore: Keystore {
         var records: [AccountRecord] = []
         return try await body(&records)
     }
+    func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?, _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        try await updatingOneRecord(identity, isolation: isolation, body)
+    }
     func registeredClients() async throws(KeystoreError) -> [RegisteredClient] { [] }
     func updateRegisteredClients<Result: Sendable>(
         isolation: isolated (any Actor)?, _ body: (inout [RegisteredClient]) async throws -> Result
@@ -191,6 +208,11 @@ private struct RefreshingMeanwhile: Keystore {
         let result = try await inner.update(isolation: isolation, body)
         try await source.update { records in records = records.map { $0.isSameAccount(as: refreshed) ? refreshed : $0 } }
         return result
+    }
+    func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?, _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        try await updatingOneRecord(identity, isolation: isolation, body)
     }
     func registeredClients() async throws(KeystoreError) -> [RegisteredClient] { try await inner.registeredClients() }
     func updateRegisteredClients<Result: Sendable>(

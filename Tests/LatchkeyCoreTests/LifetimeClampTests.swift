@@ -86,12 +86,12 @@ struct LifetimeClampTests {
         let record = AccountRecord(
             provider: "p", issuer: "i", subject: "s", displayName: nil, accessToken: Secret("a"), tokenType: "Bearer", refreshToken: nil,
             idToken: nil, expiresAt: nil, scopes: [], createdAt: now, updatedAt: now)
-        func update(_ identity: AccountIdentity?) -> TokenUpdate {
+        func update(_ identity: TokenSubject?) -> TokenUpdate {
             TokenUpdate(accessToken: Secret("b"), tokenType: "Bearer", refreshToken: nil, idToken: nil, expiresAt: nil, identity: identity)
         }
-        #expect(throws: RefreshError.identityChanged) { try record.applying(update(AccountIdentity(issuer: "i", subject: "t")), at: now) }
-        #expect(throws: RefreshError.identityChanged) { try record.applying(update(AccountIdentity(issuer: "j", subject: "s")), at: now) }
-        #expect(throws: Never.self) { try record.applying(update(AccountIdentity(issuer: "i", subject: "s")), at: now) }
+        #expect(throws: RefreshError.identityChanged) { try record.applying(update(TokenSubject(issuer: "i", subject: "t")), at: now) }
+        #expect(throws: RefreshError.identityChanged) { try record.applying(update(TokenSubject(issuer: "j", subject: "s")), at: now) }
+        #expect(throws: Never.self) { try record.applying(update(TokenSubject(issuer: "i", subject: "s")), at: now) }
         #expect(throws: Never.self) { try record.applying(update(nil), at: now) }
     }
 }

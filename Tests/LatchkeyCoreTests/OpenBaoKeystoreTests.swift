@@ -155,6 +155,86 @@ struct OpenBaoKeystoreTests {
         #expect(clock.now == before)
     }
 
+    @Test(
+        "updateAccount takes that account's lease, reads and writes its one secret, checks the path's lease after its own write, and frees its lease"
+    )
+    func updateAccountOrder() async throws {
+        let engine = KVEngine()
+        let keystore = Self.keystore(engine)
+        let alice = Self.record("alice")
+        try await keystore.update { $0 = [alice, Self.record("bob")] }
+        let before = engine.requests.count
+        try await keystore.updateAccount(alice.identity) { $0?.accessToken = Secret("at-2") }
+        let lease = "team/leases/" + OpenBaoKeystore.name(of: alice)
+        #expect(
+            Array(engine.requests[before...]) == [
+                "GET /v1/secret/data/\(lease)", "POST /v1/secret/data/\(lease)", "GET /v1/secret/data/team/lease",
+                "GET /v1/secret/data/\(Self.name(alice))", "POST /v1/secret/data/\(Self.name(alice))", "POST /v1/secret/data/\(lease)",
+            ], "no other account is read, and the path's lease is only read")
+        #expect(
+            engine.state.withLock { $0.forwarded }.contains("/v1/secret/data/team/lease"), "read after its own write, at the active node")
+        #expect(engine.secret(lease)?.data?["owner"] == "" && engine.secret("team/lease")?.version == 2)
+        #expect(try await keystore.record(alice.identity)?.accessToken == Secret("at-2"))
+        #expect(try await keystore.record(Self.record("carol").identity) == nil)
+    }
+
+    @Test("refreshes of different accounts do not wait for each other; one of the same account waits for its lease")
+    func accountLeasesAreIndependent() async throws {
+        let engine = KVEngine()
+        let clock = Clock()
+        let keystore = Self.keystore(engine, clock: clock)
+        let (alice, bob) = (Self.record("alice"), Self.record("bob"))
+        try await keystore.update { $0 = [alice, bob] }
+        let deadline = String(Int(clock.now.timeIntervalSince1970) + 30)
+        engine.put(
+            "team/leases/" + OpenBaoKeystore.name(of: alice), ["latchkey": "lease", "owner": "other host pid 1 x", "deadline": deadline])
+        let start = clock.now
+        try await keystore.updateAccount(bob.identity) { $0?.accessToken = Secret("at-bob") }
+        #expect(clock.now == start, "bob's refresh did not wait for alice's lease")
+        try await keystore.updateAccount(alice.identity) { $0?.accessToken = Secret("at-alice") }
+        #expect(clock.now.timeIntervalSince1970 >= 1_800_000_030, "alice's waited until the other lease's deadline")
+    }
+
+    @Test(
+        "an account lease gives way to a live path lease (given back while it waits); the path lease waits for account leases, then is written again"
+    )
+    func pathAndAccountLeasesExcludeEachOther() async throws {
+        let engine = KVEngine()
+        let clock = Clock()
+        let keystore = Self.keystore(engine, clock: clock)
+        let alice = Self.record("alice")
+        try await keystore.update { $0 = [alice] }
+        let accountLease = "team/leases/" + OpenBaoKeystore.name(of: alice)
+
+        engine.put(
+            "team/lease",
+            ["latchkey": "lease", "owner": "other host pid 1 x", "deadline": String(Int(clock.now.timeIntervalSince1970) + 30)])
+        let ownerWhileWaiting = Mutex<[String?]>([])
+        let probe = OpenBaoKeystore(
+            settings: keystore.settings, transport: engine, environment: ["BAO_TOKEN": "s.keystoretest"],
+            journalPath: NSTemporaryDirectory() + "latchkey-openbao-\(UUID().uuidString)/openbao.journal", leaseDuration: 60, leaseWait: 90,
+            now: { clock.now },
+            pause: { duration in
+                ownerWhileWaiting.withLock { $0.append(engine.secret(accountLease)?.data?["owner"]) }
+                clock.advance(duration)
+            })
+        try await probe.updateAccount(alice.identity) { $0?.accessToken = Secret("at-2") }
+        #expect(clock.now.timeIntervalSince1970 >= 1_800_000_030, "it waited for the path lease's deadline")
+        #expect(
+            !ownerWhileWaiting.withLock { $0 }.isEmpty && ownerWhileWaiting.withLock { $0 }.allSatisfy { $0 == "" },
+            "its own lease was free while it waited")
+
+        let waitedFrom = clock.now
+        engine.put(
+            accountLease,
+            ["latchkey": "lease", "owner": "other host pid 2 y", "deadline": String(Int(clock.now.timeIntervalSince1970) + 20)])
+        let pathVersion = try #require(engine.secret("team/lease")).version
+        let seen = try await keystore.update { records in records.map(\.accessToken) }
+        #expect(seen == [Secret("at-2")])
+        #expect(clock.now.timeIntervalSince(waitedFrom) >= 20, "the path lease waited for the account lease to end")
+        #expect(try #require(engine.secret("team/lease")).version == pathVersion + 3, "taken, written again after the wait, freed")
+    }
+
     @Test("a lease held longer than the wait fails naming OpenBao and the lease, and the body never runs")
     func leaseHeldTooLong() async throws {
         let engine = KVEngine()

@@ -246,6 +246,11 @@ struct LockedKeystore: Keystore {
     ) async throws -> Result {
         throw KeystoreError.locked("a test vault")
     }
+    func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?, _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        try await updatingOneRecord(identity, isolation: isolation, body)
+    }
     func registeredClients() async throws(KeystoreError) -> [RegisteredClient] { throw .locked("a test vault") }
     func updateRegisteredClients<Result: Sendable>(
         isolation: isolated (any Actor)?, _ body: (inout [RegisteredClient]) async throws -> Result

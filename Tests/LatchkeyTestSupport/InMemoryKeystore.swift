@@ -24,6 +24,12 @@ public actor InMemoryKeystore: Keystore {
         return result
     }
 
+    public func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?, _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        try await updatingOneRecord(identity, isolation: isolation, body)
+    }
+
     public func registeredClients() async throws(KeystoreError) -> [RegisteredClient] { clients }
 
     public func updateRegisteredClients<Result: Sendable>(

@@ -156,6 +156,7 @@ def test_a_run_openbao_stops_halfway_is_finished_by_running_again(team, openbao,
     first = next(account for account in one.status() if account["provider"] == "a")
     # A token that may write the lease, the clients and the first account, and nothing else.
     only_first = (f'path "secret/data/{path}/lease" {{ capabilities = ["create", "read", "update"] }}\n'
+                  f'path "secret/data/{path}/leases/*" {{ capabilities = ["create", "read", "update"] }}\n'
                   f'path "secret/data/{path}/clients" {{ capabilities = ["create", "read", "update"] }}\n'
                   f'path "secret/data/{path}/accounts/{secret_name(first)}" {{ capabilities = ["create", "read", "update"] }}\n'
                   f'path "secret/data/{path}/accounts/*" {{ capabilities = ["read"] }}\n'

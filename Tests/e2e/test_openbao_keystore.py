@@ -4,7 +4,9 @@ on one is used by the other; twelve refreshes from both at once against a provid
 refresh tokens and revokes the family on reuse all succeed; OpenBao down fails fast naming the
 address and changes nothing here; a token whose policy does not cover the path, and a secret
 there that is not Latchkey's, are refused; a write back OpenBao refuses after the provider
-answered waits in the journal (doctor says so) and is written by the next command."""
+answered waits in the journal (doctor says so) and is written by the next command. Refreshes of
+different accounts hold their own leases at once; a logout, which takes the whole path's lease,
+never runs beside a refresh of the account it removes."""
 
 from __future__ import annotations
 
@@ -16,10 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import ALICE, EX_OK, EX_UNAVAILABLE, SHORT_TOKEN_SECONDS, IdP, Latchkey, assert_userinfo
+from conftest import ALICE, EX_NO_ACCOUNT, EX_OK, EX_UNAVAILABLE, SHORT_TOKEN_SECONDS, IdP, Latchkey, assert_userinfo
 from openbao_support import OpenBaoCluster
 
 TOKEN_POST = "POST /o/token/"
+# Twelve accounts: Alice at twelve provider files naming one provider.
+TWELVE_PROVIDERS = [f"a{number}" for number in range(12)]
 
 
 def team_policy(prefix: str, capabilities: str = '"create", "read", "update", "list"') -> str:
@@ -35,7 +39,8 @@ def reuse_idp(tmp_path_factory):
     answers 300 ms late, so refreshes started together overlap there (without the lease, two of
     the twelve below use one refresh token and the account is lost)."""
     idp = IdP("idp-reuse", tmp_path_factory.mktemp("idp-reuse"), "--refresh-token-reuse-protection",
-              "--access-token-seconds", str(SHORT_TOKEN_SECONDS), "--token-delay-ms", "300")
+              "--access-token-seconds", str(SHORT_TOKEN_SECONDS), "--token-delay-ms", "300",
+              "--redirect-paths", ",".join(f"/oauth2redirect/{provider}" for provider in TWELVE_PROVIDERS))
     try:
         idp.wait_ready()
         yield idp
@@ -134,6 +139,85 @@ def test_twelve_refreshes_from_two_machines_at_once_all_succeed_and_the_account_
     assert_userinfo(reuse_idp, token, ALICE)
     assert two.run("refresh", "a").code == EX_OK, "the refresh token OpenBao holds is the family's newest"
     print(f"12 refreshes from two machines at once: {seconds:.1f} s")
+
+
+def live_leases(cluster: OpenBaoCluster, path: str) -> int:
+    """How many account leases under `path` are held now (an owner, a deadline to come)."""
+    listed = cluster.api("LIST", f"secret/metadata/{path}/leases")
+    names = listed.json()["data"]["keys"] if listed.ok else []
+    held = 0
+    for name in names:
+        lease = stored(cluster, f"{path}/leases/{name}").get("data") or {}
+        held += bool(lease.get("owner")) and float(lease.get("deadline", 0)) > time.time()
+    return held
+
+
+def test_refreshes_of_twelve_accounts_from_two_machines_hold_their_leases_at_once(machines, openbao, reuse_idp):
+    """Twelve accounts (one per provider file, each at the provider that answers 300 ms late):
+    refreshed together from both machines, their leases are seen held together in OpenBao, where
+    the path's one lease let a single refresh run at a time."""
+    (one, two), path = machines
+    providers = TWELVE_PROVIDERS
+    for machine in (one, two):
+        for provider in providers:
+            machine.add_provider(provider, reuse_idp)
+    for provider in providers:
+        assert one.login(provider).code == EX_OK
+    before = {provider: one.token(provider) for provider in providers}
+
+    most, done = 0, False
+
+    def watch() -> None:
+        nonlocal most
+        while not done:
+            most = max(most, live_leases(openbao, path))
+
+    with ThreadPoolExecutor(13) as pool:
+        watcher = pool.submit(watch)
+        started = time.monotonic()
+        runs = list(pool.map(lambda pair: pair[0].run("refresh", pair[1], timeout=120), zip([one, two] * 6, providers)))
+        seconds = time.monotonic() - started
+        done = True
+        watcher.result()
+    failed = [str(run) for run in runs if run.code != EX_OK]
+    assert not failed, "\n".join(failed)
+    assert most >= 2, f"at most {most} account lease was held at a time: the refreshes queued"
+    for provider in providers:
+        assert one.token(provider) != before[provider]
+        # Reuse protection revokes a family whose rotated refresh token is used again.
+        assert two.run("refresh", provider).code == EX_OK, f"{provider}: OpenBao holds the family's newest refresh token"
+    print(f"12 refreshes of 12 accounts from two machines at once: {seconds:.1f} s, up to {most} leases held together")
+
+
+@pytest.mark.parametrize("first", ["refresh", "logout"])
+def test_a_logout_racing_a_refresh_of_its_account_from_another_machine_leaves_it_signed_out(machines, openbao, reuse_idp, first):
+    """A refresh on one machine and a logout of the same account on the other, each started
+    while the other holds its lease. Whatever the order, the account ends signed out everywhere:
+    a refresh that wrote back after the logout (into the journal, on a check-and-set it lost)
+    would bring it back with the next command."""
+    (one, two), path = machines
+    for machine in (one, two):
+        machine.add_provider("a", reuse_idp)
+    assert one.login("a").code == EX_OK
+    commands = {"refresh": (one, ("refresh", "a")), "logout": (two, ("logout", "a"))}
+    second = "logout" if first == "refresh" else "refresh"
+    started = commands[first][0].start(*commands[first][1])
+    # The first holds its lease (the provider answers its token and revocation requests 300 ms
+    # late) when the second starts.
+    deadline = time.monotonic() + 10
+    while live_leases(openbao, path) == 0 and not (stored(openbao, f"{path}/lease").get("data") or {}).get("owner"):
+        assert time.monotonic() < deadline and started.popen.poll() is None, "the first command was never seen holding a lease"
+        time.sleep(0.02)
+    results = {second: commands[second][0].run(*commands[second][1], timeout=120), first: started.finish(120)}
+
+    assert results["logout"].code == EX_OK, results["logout"]
+    if first == "refresh":
+        assert results["refresh"].code == EX_OK, results["refresh"]
+    else:
+        assert results["refresh"].code == EX_NO_ACCOUNT and "no account" in results["refresh"].stderr, results["refresh"]
+    for machine in (one, two):
+        assert machine.status() == [], f"the account came back on {machine.root.name}"
+        assert not machine.journal.exists()
 
 
 def test_a_machine_that_waited_for_the_lease_reads_the_new_token_and_does_not_refresh_again(machines, reuse_idp):
@@ -244,6 +328,7 @@ def test_a_write_back_openbao_refuses_after_the_provider_answered_waits_in_the_j
     name = f"readonly-{secrets.token_hex(3)}"
     openbao.configure("PUT", f"sys/policies/acl/{name}", {"policy": (
         f'path "secret/data/{path}/lease" {{ capabilities = ["create", "read", "update"] }}\n'
+        f'path "secret/data/{path}/leases/*" {{ capabilities = ["create", "read", "update"] }}\n'
         f'path "secret/data/{path}/accounts/*" {{ capabilities = ["read"] }}\n'
         f'path "secret/metadata/{path}/*" {{ capabilities = ["read", "list"] }}\n')})
     one.use_openbao(openbao, path, token_for(openbao, name))

@@ -52,7 +52,7 @@ def parse_args(argv):
     p.add_argument("--client-id", default="latchkey-test")
     p.add_argument("--refresh-token-reuse-protection", action="store_true",
                    help="revoke a refresh token's whole family when a rotated one is used again, as providers in the field do")
-    p.add_argument("--token-delay-ms", type=int, default=0, help="answer each token request this many ms late")
+    p.add_argument("--token-delay-ms", type=int, default=0, help="answer each token and revocation request this many ms late")
     p.add_argument(
         "--redirect-paths",
         default="",

@@ -83,7 +83,7 @@ extension AccountService {
         let selector = here?.selector(selector, among: records) ?? selector
         let record = try selector.select(from: records)
         if let kept = record.narrowedTokens?.first(where: narrowing.matches), kept.isValid(at: engine.now(), margin: minimumLifetime) {
-            if kept.needsUseRecorded(at: engine.now()) { await recordUse(of: narrowing, by: selector) }
+            if kept.needsUseRecorded(at: engine.now()) { await recordUse(of: narrowing, by: record.identity) }
             return kept
         }
         let missing = narrowing.scopes.filter { !record.scopes.contains($0) }
@@ -95,9 +95,8 @@ extension AccountService {
         case .firebase: throw NarrowingError.notOAuth(provider: provider.name)
         }
         let metadata = try await engine.metadata(for: oauth)
-        return try await keystore.update { records in
-            let index = try selector.index(in: records)
-            let current = records[index]
+        return try await keystore.updateAccount(record.identity) { stored in
+            guard let current = stored else { throw signedOutMeanwhile(record) }
             let kept = current.narrowedTokens?.first(where: narrowing.matches)
             if let kept, kept.isValid(at: engine.now(), margin: minimumLifetime) { return kept }
             let token: NarrowedToken
@@ -108,8 +107,8 @@ extension AccountService {
                 guard error.isInvalidTarget, let resource = narrowing.resource else { throw error }
                 throw NarrowingError.resourceNotSignedIn(resource, account: current.label, provider: provider.name)
             }
-            records[index].refreshToken = rotated ?? current.refreshToken
-            records[index].narrowedTokens = NarrowedToken.keeping(token, among: current.narrowedTokens ?? [], now: engine.now())
+            stored?.refreshToken = rotated ?? current.refreshToken
+            stored?.narrowedTokens = NarrowedToken.keeping(token, among: current.narrowedTokens ?? [], now: engine.now())
             return token
         }
     }
@@ -117,12 +116,11 @@ extension AccountService {
     /// Notes in the vault that the token kept for `narrowing` answered a call now, so it is among
     /// the last to go when the account keeps too many. Best effort: a use that cannot be written
     /// (the vault is busy or read-only) costs only that order.
-    private func recordUse(of narrowing: TokenNarrowing, by selector: AccountSelector) async {
+    private func recordUse(of narrowing: TokenNarrowing, by account: AccountIdentity) async {
         let now = engine.now()
-        _ = try? await keystore.update { records in
-            let index = try selector.index(in: records)
-            guard let position = records[index].narrowedTokens?.firstIndex(where: narrowing.matches) else { return }
-            records[index].narrowedTokens?[position].lastUsedAt = now
+        _ = try? await keystore.updateAccount(account) { record in
+            guard let position = record?.narrowedTokens?.firstIndex(where: narrowing.matches) else { return }
+            record?.narrowedTokens?[position].lastUsedAt = now
         }
     }
 }

@@ -162,7 +162,7 @@ public struct AccountService: Sendable {
         let selector = here?.selector(selector, among: records) ?? selector
         let record = try selector.select(from: records)
         if record.isValid(at: engine.now(), margin: minimumLifetime) { return record }
-        return try await refreshUnderLock(selector: selector, minimumLifetime: minimumLifetime)
+        return try await refreshUnderLock(record, minimumLifetime: minimumLifetime)
     }
 
     /// Refreshes `selector`'s account now (the screen's `r`), whatever its expiry; with `needed`,
@@ -171,21 +171,23 @@ public struct AccountService: Sendable {
     public func refresh(
         _ selector: AccountSelector, if needed: ((AccountRecord) throws -> Bool)? = nil
     ) async throws -> AccountRecord {
-        try await refreshUnderLock(selector: selector, minimumLifetime: .infinity, needed: needed)
+        try await refreshUnderLock(try selector.select(from: try await keystore.records()), minimumLifetime: .infinity, needed: needed)
     }
 
+    /// Refreshes `chosen`'s account under its lock (`Keystore.updateAccount`), unless the record
+    /// read there again is valid for `minimumLifetime` (another process refreshed it meanwhile)
+    /// or `needed` says no.
     private func refreshUnderLock(
-        selector: AccountSelector, minimumLifetime: TimeInterval, needed: ((AccountRecord) throws -> Bool)? = nil
+        _ chosen: AccountRecord, minimumLifetime: TimeInterval, needed: ((AccountRecord) throws -> Bool)? = nil
     ) async throws -> AccountRecord {
-        let provider = try catalog.provider(named: selector.provider)
-        let outcome: Result<AccountRecord, any Error> = try await keystore.update { records in
-            let current = try selector.select(from: records)
+        let provider = try catalog.provider(named: chosen.provider)
+        let outcome: Result<AccountRecord, any Error> = try await keystore.updateAccount(chosen.identity) { record in
+            guard let current = record else { return .failure(signedOutMeanwhile(chosen)) }
             if minimumLifetime.isFinite && current.isValid(at: engine.now(), margin: minimumLifetime) { return .success(current) }
             if let needed, try !needed(current) { return .success(current) }
-            guard let index = records.firstIndex(where: { $0.isSameAccount(as: current) }) else { return .success(current) }
             do {
                 let refreshed = try await refreshed(current, provider: provider)
-                records[index] = refreshed
+                record = refreshed
                 return .success(refreshed)
             } catch {
                 // Keep the account: a failed refresh is shown, never answered by deleting tokens.
@@ -193,15 +195,21 @@ public struct AccountService: Sendable {
                 let failure: any Error =
                     (error as? TokenEndpointError)?.isInvalidGrant == true
                     ? RefreshError.refreshTokenRejected(account: current.label, provider: provider.name) : error
-                records[index].lastError = (failure as? any LatchkeyError)?.description ?? String(describing: failure)
+                record?.lastError = (failure as? any LatchkeyError)?.description ?? String(describing: failure)
                 return .failure(failure)
             }
         }
-        if case .failure(let failure) = outcome, let hooks, let record = try? selector.select(from: try await keystore.records()) {
+        if case .failure(let failure) = outcome, !(failure is AccountSelectionError), let hooks {
             let reason = (failure as? any LatchkeyError)?.description ?? String(describing: failure)
-            await hooks.run(HookEvent(.refreshFailed, provider: record.provider, account: record.label, time: engine.now(), reason: reason))
+            await hooks.run(HookEvent(.refreshFailed, provider: chosen.provider, account: chosen.label, time: engine.now(), reason: reason))
         }
         return try outcome.get()
+    }
+
+    /// Why an account chosen a moment ago cannot be refreshed: it was signed out (here or on
+    /// another machine sharing the keystore) before its lock was taken.
+    func signedOutMeanwhile(_ chosen: AccountRecord) -> AccountSelectionError {
+        .notSignedIn(AccountSelector(provider: chosen.provider, account: chosen.label), available: [])
     }
 
     /// `record` with new tokens from its provider's refresh grant.

@@ -117,6 +117,12 @@ struct UnusableKeystore: Keystore {
         throw error
     }
 
+    func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?, _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        throw error
+    }
+
     func registeredClients() async throws(KeystoreError) -> [RegisteredClient] { throw error }
 
     func updateRegisteredClients<Result: Sendable>(

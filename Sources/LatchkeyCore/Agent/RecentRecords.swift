@@ -37,6 +37,13 @@ final class RecentRecords: Keystore {
         return try await base.update(isolation: isolation, body)
     }
 
+    func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?, _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        defer { cached.withLock { $0 = nil } }
+        return try await base.updateAccount(identity, isolation: isolation, body)
+    }
+
     func registeredClients() async throws(KeystoreError) -> [RegisteredClient] { try await base.registeredClients() }
 
     func updateRegisteredClients<Result: Sendable>(

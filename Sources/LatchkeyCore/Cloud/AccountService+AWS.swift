@@ -75,23 +75,21 @@ extension AccountService {
         let request = AWSRoleRequest(
             roleARN: roleARN, sessionName: options.sessionName ?? AWSNames.sessionName(from: record.label), duration: options.duration,
             endpoint: endpoint)
-        let account = AccountSelector(provider: record.provider, account: record.subject)
         let credential: AWSRoleCredential
         if let kept = record.awsCredentials?.first(where: request.matches), kept.isUsable(at: engine.now()) {
-            if now(minus: kept.lastUse) >= NarrowedToken.useGranularity { await recordUse(of: request, by: account) }
+            if now(minus: kept.lastUse) >= NarrowedToken.useGranularity { await recordUse(of: request, by: record.identity) }
             credential = kept
         } else {
             let token = settings.webIdentityToken == .idToken ? record.idToken : record.accessToken
             guard let token else {
                 throw AWSCredentialError.noWebIdentityToken(account: record.label, provider: record.provider, settings.webIdentityToken)
             }
-            credential = try await keystore.update { records in
-                let index = try account.index(in: records)
-                if let kept = records[index].awsCredentials?.first(where: request.matches), kept.isUsable(at: engine.now()) { return kept }
+            credential = try await keystore.updateAccount(record.identity) { stored in
+                guard let current = stored else { throw signedOutMeanwhile(record) }
+                if let kept = current.awsCredentials?.first(where: request.matches), kept.isUsable(at: engine.now()) { return kept }
                 let response = try await engine.transport.send(request.httpRequest(token: token))
                 let credential = try request.credential(from: response, now: engine.now())
-                records[index].awsCredentials = AWSRoleCredential.keeping(
-                    credential, among: records[index].awsCredentials ?? [], now: engine.now())
+                stored?.awsCredentials = AWSRoleCredential.keeping(credential, among: current.awsCredentials ?? [], now: engine.now())
                 return credential
             }
         }
@@ -127,12 +125,11 @@ extension AccountService {
 
     /// Notes that the credentials kept for `request` answered a call now, so they are among the
     /// last to go when the account keeps too many; best effort, as for narrowed tokens.
-    private func recordUse(of request: AWSRoleRequest, by account: AccountSelector) async {
+    private func recordUse(of request: AWSRoleRequest, by account: AccountIdentity) async {
         let now = engine.now()
-        _ = try? await keystore.update { records in
-            let index = try account.index(in: records)
-            guard let position = records[index].awsCredentials?.firstIndex(where: request.matches) else { return }
-            records[index].awsCredentials?[position].lastUsedAt = now
+        _ = try? await keystore.updateAccount(account) { record in
+            guard let position = record?.awsCredentials?.firstIndex(where: request.matches) else { return }
+            record?.awsCredentials?[position].lastUsedAt = now
         }
     }
 }

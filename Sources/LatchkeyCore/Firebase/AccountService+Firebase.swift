@@ -77,7 +77,7 @@ extension AccountService {
         let update = TokenUpdate(
             accessToken: tokens.idToken, tokenType: "Bearer", refreshToken: tokens.refreshToken, idToken: tokens.idToken,
             expiresAt: expiresAt, displayName: account.displayName, secondFactor: account.secondFactor ?? factorUsed,
-            identity: AccountIdentity(issuer: account.issuer, subject: account.subject))
+            identity: TokenSubject(issuer: account.issuer, subject: account.subject))
         let stored =
             previous
             ?? AccountRecord(

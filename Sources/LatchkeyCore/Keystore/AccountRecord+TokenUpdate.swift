@@ -16,11 +16,11 @@ public struct TokenUpdate: Sendable, Equatable {
     public var secondFactor: String?
     /// Whom the new tokens name (a new ID token's {iss, sub}, or what an exec plugin reported);
     /// `nil` when they name nobody, as a plain OAuth 2.0 refresh.
-    public var identity: AccountIdentity?
+    public var identity: TokenSubject?
 
     public init(
         accessToken: Secret, tokenType: String, refreshToken: Secret?, idToken: Secret?, expiresAt: Date?, scopes: [String]? = nil,
-        displayName: String? = nil, secondFactor: String? = nil, identity: AccountIdentity? = nil
+        displayName: String? = nil, secondFactor: String? = nil, identity: TokenSubject? = nil
     ) {
         self.identity = identity
         self.accessToken = accessToken
@@ -34,8 +34,9 @@ public struct TokenUpdate: Sendable, Equatable {
     }
 }
 
-/// Who an account is: the pair `AccountRecord.isSameAccount` compares within a provider.
-public struct AccountIdentity: Sendable, Equatable {
+/// Whom tokens name within one provider: the pair of `AccountIdentity` a token response can
+/// tell (an ID token's `iss` and `sub`).
+public struct TokenSubject: Sendable, Equatable {
     public var issuer: String
     public var subject: String
 
@@ -50,7 +51,7 @@ extension AccountRecord {
     /// tokens, so every kind keeps its refresh token, names and last error the same way, and
     /// tokens that name another account are refused the same way (OIDC Core §12.2).
     public func applying(_ update: TokenUpdate, at time: Date) throws(RefreshError) -> AccountRecord {
-        if let identity = update.identity, identity != AccountIdentity(issuer: issuer, subject: subject) {
+        if let identity = update.identity, identity != TokenSubject(issuer: issuer, subject: subject) {
             throw .identityChanged
         }
         var updated = self

@@ -21,6 +21,20 @@ public protocol Keystore: Sendable {
         _ body: (inout [AccountRecord]) async throws -> Result
     ) async throws -> Result
 
+    /// The record kept for `identity`, or `nil`, read without the lock.
+    func record(_ identity: AccountIdentity) async throws(KeystoreError) -> AccountRecord?
+
+    /// `update` for one known account: runs `body` on its record (`nil` when none is kept) under
+    /// a lock that must cover that account, and stores what it leaves (`nil` removes it). Every
+    /// change that spends a refresh token goes through here, so a keystore many machines share
+    /// can lock the account alone and let refreshes of different accounts run at once (OpenBao);
+    /// the vault's lock covers the whole file either way (`updatingOneRecord`). The body must not
+    /// change the record's identity.
+    func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?,
+        _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result
+
     /// The clients Latchkey registered for itself (RFC 7591), one per provider.
     func registeredClients() async throws(KeystoreError) -> [RegisteredClient]
 
@@ -56,6 +70,39 @@ extension Keystore {
         _ body: (inout [AccountRecord]) async throws -> Result
     ) async throws -> Result {
         try await update(isolation: isolation, body)
+    }
+
+    public func record(_ identity: AccountIdentity) async throws(KeystoreError) -> AccountRecord? {
+        try await records().first { $0.identity == identity }
+    }
+
+    /// `updateAccount` running `body` in the caller's isolation.
+    public func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)? = #isolation,
+        _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        try await updateAccount(identity, isolation: isolation, body)
+    }
+
+    /// `updateAccount` as `update` filtered to the one record, for keystores whose lock covers
+    /// every record anyway.
+    public func updatingOneRecord<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?,
+        _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        try await update(isolation: isolation) { records in
+            let index = records.firstIndex { $0.identity == identity }
+            var record = index.map { records[$0] }
+            let result = try await body(&record)
+            precondition(record.map(\.identity) ?? identity == identity, "updateAccount's body changed the account's identity")
+            switch (index, record) {
+            case (let index?, let record?): records[index] = record
+            case (let index?, nil): records.remove(at: index)
+            case (nil, let record?): records.append(record)
+            case (nil, nil): break
+            }
+            return result
+        }
     }
 
     /// `updateRegisteredClients` running `body` in the caller's isolation.

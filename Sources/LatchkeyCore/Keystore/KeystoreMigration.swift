@@ -5,7 +5,7 @@ public import LatchkeyVault
 /// (`source`) into another (`target`), one at a time, each written, read back and compared
 /// before it is removed from the source.
 ///
-/// Every step is one keystore `update` of its own, so a run stopped anywhere leaves each account
+/// Every step is one keystore `updateAccount` (or client `update`) of its own, so a run stopped anywhere leaves each account
 /// in at least one keystore (both, between its write and its removal), and running it again
 /// finishes: what the target already holds is recognised by its identity and never duplicated.
 /// Clients go first (an account refreshes with its provider's registered client) and leave the
@@ -93,6 +93,9 @@ public struct KeystoreMigration: Sendable {
         // Nothing to move asks for nothing (a new vault's passphrase).
         guard !clients.isEmpty || !accounts.isEmpty else { return [] }
         try await target.prepareForWriting()
+        // Read once: each move then reads and writes its own account alone (a shared keystore
+        // does not read every account again for each one).
+        var targetDefaults = Set(try await target.records().filter { $0.isDefault == true }.map(\.provider))
         var copied: [String: Outcome] = [:]
         var otherClient = Set<String>()
         for client in clients {
@@ -109,7 +112,9 @@ public struct KeystoreMigration: Sendable {
                 record(Step(item: item, outcome: .otherClient))
                 continue
             }
-            record(Step(item: item, outcome: try await move(account)))
+            let (outcome, kept) = try await move(account, targetHasDefault: targetDefaults.contains(account.provider))
+            if kept.isDefault == true { targetDefaults.insert(account.provider) }
+            record(Step(item: item, outcome: outcome))
         }
         let left = Set(try await source.records().map(\.provider))
         for client in clients where !otherClient.contains(client.provider) {
@@ -136,18 +141,21 @@ public struct KeystoreMigration: Sendable {
     // MARK: - One account, one client
 
     /// Writes `account` to the target by `merge`, reads it back, then removes it from the source
-    /// unless it changed there meanwhile.
-    func move(_ account: AccountRecord) async throws -> Outcome {
-        let (outcome, kept) = try await target.update { records in Self.merge(account, into: &records) }
-        guard let there = try await target.records().first(where: { $0.isSameAccount(as: account) }),
-            there == kept || there.updatedAt > kept.updatedAt
-        else { throw Problem.notVerified(what: "\(account.provider) account \(account.label)", target: target.backendName) }
-        return try await source.update { records in
-            guard let index = records.firstIndex(where: { $0.isSameAccount(as: account) }) else { return outcome }
-            guard records[index] == account else { return .changedMeanwhile }
-            records.remove(at: index)
+    /// unless it changed there meanwhile. Returns the outcome and what the target holds.
+    func move(_ account: AccountRecord, targetHasDefault: Bool) async throws -> (Outcome, AccountRecord) {
+        let (outcome, kept) = try await target.updateAccount(account.identity) { there in
+            Self.merge(account, into: &there, targetHasDefault: targetHasDefault)
+        }
+        guard let there = try await target.record(account.identity), there == kept || there.updatedAt > kept.updatedAt else {
+            throw Problem.notVerified(what: "\(account.provider) account \(account.label)", target: target.backendName)
+        }
+        let done: Outcome = try await source.updateAccount(account.identity) { record in
+            guard let here = record else { return outcome }
+            guard here == account else { return .changedMeanwhile }
+            record = nil
             return outcome
         }
+        return (done, kept)
     }
 
     /// Writes `client` to the target by `merge` and reads it back; the source keeps it.
@@ -161,25 +169,24 @@ public struct KeystoreMigration: Sendable {
 
     // MARK: - The merge rule
 
-    /// Puts `record` into `records` (the target's) unless they hold it already or a newer copy:
-    /// one account is one identity (provider, issuer, subject), so it is never duplicated, and
-    /// of two copies the one refreshed last (`updatedAt`) holds the live refresh token. On a tie
-    /// the target's stays. The target's default choices stand: a replaced copy keeps the
-    /// target's `isDefault`, and a new account is not made a provider's default beside another.
+    /// Puts `record` where the target keeps its account (`there`, `nil` when it has none) unless
+    /// a copy as new or newer is there already: one account is one identity (provider, issuer,
+    /// subject), so it is never duplicated, and of two copies the one refreshed last
+    /// (`updatedAt`) holds the live refresh token. On a tie the target's stays. The target's
+    /// default choices stand: a replaced copy keeps the target's `isDefault`, and a new account
+    /// is not made its provider's default where the target has one (`targetHasDefault`).
     /// Returns the outcome and the record the target now holds for the account.
-    static func merge(_ record: AccountRecord, into records: inout [AccountRecord]) -> (Outcome, AccountRecord) {
+    static func merge(_ record: AccountRecord, into there: inout AccountRecord?, targetHasDefault: Bool) -> (Outcome, AccountRecord) {
         var incoming = record
-        guard let index = records.firstIndex(where: { $0.isSameAccount(as: record) }) else {
-            if incoming.isDefault == true && records.contains(where: { $0.provider == record.provider && $0.isDefault == true }) {
-                incoming.isDefault = nil
-            }
-            records.append(incoming)
+        guard let current = there else {
+            if targetHasDefault { incoming.isDefault = nil }
+            there = incoming
             return (.moved, incoming)
         }
-        incoming.isDefault = records[index].isDefault
-        if records[index] == incoming { return (.alreadyThere, incoming) }
-        if records[index].updatedAt >= record.updatedAt { return (.keptNewer, records[index]) }
-        records[index] = incoming
+        incoming.isDefault = current.isDefault
+        if current == incoming { return (.alreadyThere, incoming) }
+        if current.updatedAt >= record.updatedAt { return (.keptNewer, current) }
+        there = incoming
         return (.replacedOlder, incoming)
     }
 

@@ -137,6 +137,12 @@ public final class VaultKeystore: Keystore {
         return result
     }
 
+    public func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?, _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        try await updatingOneRecord(identity, isolation: isolation, body)
+    }
+
     public func registeredClients() async throws(KeystoreError) -> [RegisteredClient] {
         guard let bytes = try readVaultFile() else { return [] }
         return try decodeClients(bytes)

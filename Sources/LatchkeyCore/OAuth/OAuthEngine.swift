@@ -230,7 +230,7 @@ public struct OAuthEngine: Sendable {
             expected.accessToken = tokens.accessToken
             let claims = try await verify(idToken, expecting: expected)
             update.idToken = idToken
-            update.identity = AccountIdentity(issuer: claims.issuer, subject: claims.subject)
+            update.identity = TokenSubject(issuer: claims.issuer, subject: claims.subject)
             update.displayName = claims.displayName
         }
         return try record.applying(update, at: time)

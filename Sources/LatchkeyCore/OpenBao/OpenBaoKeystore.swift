@@ -6,21 +6,27 @@ import Synchronization
 
 /// The `openbao` keystore: a team's accounts in a KV version 2 engine that many machines share,
 /// one secret per account under `[openbao] path`/accounts, the registered clients in one secret
-/// at `path`/clients, and a lease at `path`/lease.
+/// at `path`/clients, a lease per account under `path`/leases and one for the whole path at
+/// `path`/lease.
 ///
 /// A provider that rotates refresh tokens revokes the whole family when one is used twice, so two
-/// machines must never refresh one account at once. `update` therefore takes the lease first (a
-/// check-and-set write of an owner and a deadline; an expired lease is taken over, a live one
-/// waited for up to `leaseWait`), then reads the records, runs its body (which may refresh over
-/// the network), writes back each changed record with check-and-set on the version it read, and
-/// releases the lease. A machine that waited reads the tokens the other wrote and, as the
-/// refresh re-checks validity inside `update`, does not refresh again. When OpenBao cannot be
-/// reached no body runs; when the write back fails after the body ran, the new records wait in
-/// the journal (`OpenBaoJournal`) and are written before any later body runs.
+/// machines must never refresh one account at once. `updateAccount`, which every refresh goes
+/// through, therefore takes the account's lease first (a check-and-set write of an owner and a
+/// deadline; an expired lease is taken over, a live one waited for up to `leaseWait`), then reads
+/// the record, runs its body (which may refresh over the network), writes the record back with
+/// check-and-set on the version it read, and releases the lease. A machine that waited reads the
+/// tokens the other wrote and, as the refresh re-checks validity inside the body, does not
+/// refresh again. Refreshes of different accounts take different leases and run at once. When
+/// OpenBao cannot be reached no body runs; when the write back fails after the body ran, the new
+/// record waits in the journal (`OpenBaoJournal`) and is written before any later body runs.
 ///
-/// The lease covers the whole path rather than one account: `update`'s body sees every record
-/// and may change any (a sign-in may replace the default, a logout removes one), so which
-/// account it will refresh is not known before it runs.
+/// `update`, whose body sees every record and may change any (a sign-in may replace the default,
+/// a logout removes one), takes the path's lease, and the two kinds exclude each other without a
+/// write that spans two secrets: each side writes its own lease, then reads the other kind
+/// (forwarded to the active node, after its own write). An account lease that finds the path's
+/// lease held is given back and taken again after a random pause; the path's lease, once
+/// written, waits for the account leases it finds to end. Of two that race, at least one sees
+/// the other's lease, as both read after their own write on one Raft log.
 public final class OpenBaoKeystore: Keystore {
     public let backendName = "openbao"
     public let settings: OpenBaoSettings
@@ -68,19 +74,59 @@ public final class OpenBaoKeystore: Keystore {
     var accountsPath: String { settings.path + "/accounts" }
     var clientsPath: String { settings.path + "/clients" }
     var leasePath: String { settings.path + "/lease" }
+    var accountLeasesPath: String { settings.path + "/leases" }
 
     // MARK: - Keystore
 
     public func records() async throws(KeystoreError) -> [AccountRecord] {
         let records = try await Self.typed {
             let token = try await self.currentToken()
-            if self.journal.isPending {
-                try await self.underLease(token) { lease in try await self.writeJournal(token, after: lease.index) }
-            }
+            try await self.writePendingJournal(token)
             return Self.ordered(try await self.readAccounts(token).compactMap(\.record))
         }
         launcherCopies?.sync(records)
         return records
+    }
+
+    /// One read of one secret, where the keystore's own `record` reads them all.
+    public func record(_ identity: AccountIdentity) async throws(KeystoreError) -> AccountRecord? {
+        try await Self.typed {
+            let token = try await self.currentToken()
+            try await self.writePendingJournal(token)
+            return try await self.readAccount(Self.name(of: identity), token: token).record
+        }
+    }
+
+    public func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?,
+        _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        let token = try await Self.typed { try await self.currentToken() }
+        // Tokens a provider rotated, still only here, go first: the body must refresh from them.
+        try await Self.typed { try await self.writePendingJournal(token) }
+        let name = Self.name(of: identity)
+        let inProcess = AsyncLock.forPath(lockKey(accountLeasesPath + "/" + name))
+        await inProcess.lock()
+        defer { inProcess.unlock() }
+        let lease = try await Self.typed { try await self.takeAccountLease(name, token) }
+        do {
+            let stored = try await Self.typed { try await self.readAccount(name, token: token, after: lease.index) }
+            var record = stored.record
+            let result = try await body(&record)
+            precondition(record.map(\.identity) ?? identity == identity, "updateAccount's body changed the account's identity")
+            if record != stored.record {
+                try await Self.typed {
+                    try await self.writeBack([.init(name: name, record: record)], over: [stored], token: token, after: lease.index)
+                }
+            }
+            await release(lease, token: token)
+            // The copies are made from every record: read them all, but only while a window is open.
+            if launcherCopies?.unlockedUntil != nil { _ = try? await records() }
+            return result
+        } catch {
+            await release(lease, token: token)
+            throw error
+        }
     }
 
     public func update<Result: Sendable>(
@@ -88,10 +134,10 @@ public final class OpenBaoKeystore: Keystore {
         _ body: (inout [AccountRecord]) async throws -> Result
     ) async throws -> Result {
         let token = try await Self.typed { try await self.currentToken() }
-        let inProcess = AsyncLock.forPath(leaseKey)
+        let inProcess = AsyncLock.forPath(lockKey(leasePath))
         await inProcess.lock()
         defer { inProcess.unlock() }
-        let lease = try await Self.typed { try await self.takeLease(token) }
+        let lease = try await Self.typed { try await self.takePathLease(token) }
         do {
             // Tokens a provider rotated, still only here, go first: the body must refresh from them.
             try await Self.typed { try await self.writeJournal(token, after: lease.index) }
@@ -121,10 +167,10 @@ public final class OpenBaoKeystore: Keystore {
         _ body: (inout [RegisteredClient]) async throws -> Result
     ) async throws -> Result {
         let token = try await Self.typed { try await self.currentToken() }
-        let inProcess = AsyncLock.forPath(leaseKey)
+        let inProcess = AsyncLock.forPath(lockKey(leasePath))
         await inProcess.lock()
         defer { inProcess.unlock() }
-        let lease = try await Self.typed { try await self.takeLease(token) }
+        let lease = try await Self.typed { try await self.takePathLease(token) }
         do {
             let (version, read) = try await Self.typed { try await self.readClients(token, after: lease.index) }
             var clients = read
@@ -161,16 +207,27 @@ public final class OpenBaoKeystore: Keystore {
     }
 
     /// Every secret under `accounts/`, each Latchkey's or refused; under the lease, as of `index`.
+    /// Read several at a time: one after another, a path of a hundred accounts took a hundred
+    /// round trips for every `records()`.
     func readAccounts(_ token: Secret, after index: StorageIndex? = nil) async throws -> [StoredAccount] {
-        var stored: [StoredAccount] = []
-        for name in try await client.list(mount: settings.mount, path: accountsPath, token: token, after: index) where !name.hasSuffix("/")
-        {
-            guard OpenBaoClient.isName(name[...]) else { throw OpenBaoError.notLatchkeys(path: full(accountsPath + "/" + name)) }
-            guard let secret = try await client.read(mount: settings.mount, path: accountsPath + "/" + name, token: token, after: index)
-            else { continue }
-            stored.append(StoredAccount(name: name, version: secret.version, record: try account(in: secret, name: name)))
+        let names = try await secretNames(under: accountsPath, token: token, after: index)
+        return try await Self.concurrently(names) { name in try await self.readAccount(name, token: token, after: index) }
+            .filter { $0.version > 0 }
+    }
+
+    /// The secret `accounts/NAME` (version 0 and no record: never written).
+    func readAccount(_ name: String, token: Secret, after index: StorageIndex? = nil) async throws -> StoredAccount {
+        guard let secret = try await client.read(mount: settings.mount, path: accountsPath + "/" + name, token: token, after: index) else {
+            return StoredAccount(name: name, version: 0, record: nil)
         }
-        return stored
+        return StoredAccount(name: name, version: secret.version, record: try account(in: secret, name: name))
+    }
+
+    /// The secrets' names listed under `path`, each a name Latchkey writes or refused.
+    func secretNames(under path: String, token: Secret, after index: StorageIndex?) async throws -> [String] {
+        let names = try await client.list(mount: settings.mount, path: path, token: token, after: index).filter { !$0.hasSuffix("/") }
+        for name in names where !OpenBaoClient.isName(name[...]) { throw OpenBaoError.notLatchkeys(path: full(path + "/" + name)) }
+        return names
     }
 
     /// The record a secret under `accounts/` holds; `nil` for a removed one. A secret Latchkey
@@ -242,6 +299,12 @@ public final class OpenBaoKeystore: Keystore {
         }
     }
 
+    /// Writes the journal, when it holds anything, under the path's lease.
+    func writePendingJournal(_ token: Secret) async throws {
+        guard journal.isPending else { return }
+        try await underLease(token) { lease in try await self.writeJournal(token, after: lease.index) }
+    }
+
     /// Writes what the journal holds, each over the version there now unless that record is
     /// newer than the journal's, and removes the journal.
     func writeJournal(_ token: Secret, after index: StorageIndex) async throws {
@@ -258,41 +321,81 @@ public final class OpenBaoKeystore: Keystore {
         try journal.remove()
     }
 
-    // MARK: - The lease
+    // MARK: - The leases
 
-    /// A lease taken: its version (to release it) and the storage index of its write, which
-    /// every request made under it carries (`StorageIndex`).
+    /// A lease taken: where, its version (to release it) and the storage index of its write,
+    /// which every request made under it carries (`StorageIndex`).
     struct Lease: Sendable {
+        let path: String
         var version: Int
         let index: StorageIndex
     }
 
-    /// Takes the lease at `path`/lease: written with check-and-set when it is free, released or
-    /// expired; a live one is waited for, up to `leaseWait`.
-    func takeLease(_ token: Secret) async throws -> Lease {
+    /// Who holds a live lease, and until when.
+    struct Holder {
+        var owner: String
+        var deadline: Date
+    }
+
+    /// Takes the lease of the account stored under `name`, once the path's lease is free.
+    func takeAccountLease(_ name: String, _ token: Secret) async throws -> Lease {
         let started = now()
         while true {
-            let current = try await client.read(mount: settings.mount, path: leasePath, token: token)
-            if let data = current?.data {
-                guard data[Self.marker] == .string(Kind.lease.rawValue) else { throw OpenBaoError.notLatchkeys(path: full(leasePath)) }
-                if case .string(let holder)? = data["owner"], !holder.isEmpty, case .string(let text)? = data["deadline"],
-                    let deadline = Double(text), deadline > now().timeIntervalSince1970
-                {
-                    guard now().timeIntervalSince(started) < leaseWait else {
-                        throw OpenBaoError.leaseHeld(
-                            path: full(leasePath), owner: holder, until: Date(timeIntervalSince1970: deadline), waited: Int(leaseWait))
-                    }
-                    await pause(.milliseconds(Int.random(in: 50...250)))
-                    continue
-                }
-            }
-            let deadline = String(Int((now().timeIntervalSince1970 + leaseDuration).rounded(.up)))
+            let lease = try await takeLease(at: accountLeasesPath + "/" + name, token, started: started)
+            let pathLease = try await client.read(mount: settings.mount, path: leasePath, token: token, after: lease.index)
+            guard let holder = try holder(of: pathLease, at: leasePath) else { return lease }
+            // A change to several accounts is under way or waiting for this one: give way to it.
+            await release(lease, token: token)
+            try await waitedTooLong(since: started, for: holder, at: leasePath)
+        }
+    }
+
+    /// Takes the path's lease, then waits for every account lease it finds held to end.
+    func takePathLease(_ token: Secret) async throws -> Lease {
+        let started = now()
+        while true {
+            let lease = try await takeLease(at: leasePath, token, started: started)
+            var waited = false
             do {
-                let index = StorageIndex()
-                let version = try await client.write(
-                    [Self.marker: Kind.lease.rawValue, "owner": owner, "deadline": deadline], mount: settings.mount, path: leasePath,
-                    replacing: current?.version ?? 0, token: token, after: index)
-                return Lease(version: version, index: index)
+                while let (name, holder) = try await heldAccountLease(token, after: lease.index) {
+                    try await waitedTooLong(since: started, for: holder, at: accountLeasesPath + "/" + name)
+                    waited = true
+                }
+                guard waited else { return lease }
+                // The wait may have outlasted the lease's own deadline: write it again while it is
+                // still this one, or start over.
+                return try await write(lease: lease.path, replacing: lease.version, token: token, index: lease.index)
+            } catch OpenBaoError.versionChanged {
+                continue
+            } catch {
+                await release(lease, token: token)
+                throw error
+            }
+        }
+    }
+
+    /// One account lease held now, if any (read as of `index`).
+    func heldAccountLease(_ token: Secret, after index: StorageIndex) async throws -> (String, Holder)? {
+        let names = try await secretNames(under: accountLeasesPath, token: token, after: index)
+        let holders = try await Self.concurrently(names) { name in
+            let path = self.accountLeasesPath + "/" + name
+            return try self.holder(
+                of: try await self.client.read(mount: self.settings.mount, path: path, token: token, after: index), at: path)
+        }
+        return zip(names, holders).first { $0.1 != nil }.map { ($0.0, $0.1!) }
+    }
+
+    /// Takes the lease at `path`: written with check-and-set when it is free, released or
+    /// expired; a live one is waited for, up to `leaseWait` from `started`.
+    func takeLease(at path: String, _ token: Secret, started: Date) async throws -> Lease {
+        while true {
+            let current = try await client.read(mount: settings.mount, path: path, token: token)
+            if let holder = try holder(of: current, at: path) {
+                try await waitedTooLong(since: started, for: holder, at: path)
+                continue
+            }
+            do {
+                return try await write(lease: path, replacing: current?.version ?? 0, token: token, index: StorageIndex())
             } catch {
                 // Another machine wrote the lease between the read and this write: read it again.
                 guard case .versionChanged = error else { throw error }
@@ -300,18 +403,46 @@ public final class OpenBaoKeystore: Keystore {
         }
     }
 
+    /// Writes this process's lease at `path` with a deadline `leaseDuration` from now.
+    func write(lease path: String, replacing version: Int, token: Secret, index: StorageIndex) async throws(OpenBaoError) -> Lease {
+        let deadline = String(Int((now().timeIntervalSince1970 + leaseDuration).rounded(.up)))
+        let written = try await client.write(
+            [Self.marker: Kind.lease.rawValue, "owner": owner, "deadline": deadline], mount: settings.mount, path: path,
+            replacing: version, token: token, after: index)
+        return Lease(path: path, version: written, index: index)
+    }
+
+    /// Who holds the lease `secret` (read at `path`) now; `nil` when it is free, released or
+    /// expired. A secret there that is not a lease is not Latchkey's.
+    func holder(of secret: KVSecret?, at path: String) throws -> Holder? {
+        guard let data = secret?.data else { return nil }
+        guard data[Self.marker] == .string(Kind.lease.rawValue) else { throw OpenBaoError.notLatchkeys(path: full(path)) }
+        guard case .string(let owner)? = data["owner"], !owner.isEmpty, case .string(let text)? = data["deadline"],
+            let deadline = Double(text), deadline > now().timeIntervalSince1970
+        else { return nil }
+        return Holder(owner: owner, deadline: Date(timeIntervalSince1970: deadline))
+    }
+
+    /// Pauses a random while before the next try, or fails once `leaseWait` has passed.
+    func waitedTooLong(since started: Date, for holder: Holder, at path: String) async throws {
+        guard now().timeIntervalSince(started) < leaseWait else {
+            throw OpenBaoError.leaseHeld(path: full(path), owner: holder.owner, until: holder.deadline, waited: Int(leaseWait))
+        }
+        await pause(.milliseconds(Int.random(in: 50...250)))
+    }
+
     /// Frees the lease if it is still the one taken; when that fails it expires at its deadline.
     func release(_ lease: Lease, token: Secret) async {
         _ = try? await client.write(
-            [Self.marker: Kind.lease.rawValue, "owner": "", "deadline": "0"], mount: settings.mount, path: leasePath,
+            [Self.marker: Kind.lease.rawValue, "owner": "", "deadline": "0"], mount: settings.mount, path: lease.path,
             replacing: lease.version, token: token, after: lease.index)
     }
 
     func underLease<T: Sendable>(_ token: Secret, _ work: @Sendable (Lease) async throws -> T) async throws -> T {
-        let inProcess = AsyncLock.forPath(leaseKey)
+        let inProcess = AsyncLock.forPath(lockKey(leasePath))
         await inProcess.lock()
         defer { inProcess.unlock() }
-        let lease = try await takeLease(token)
+        let lease = try await takePathLease(token)
         do {
             let result = try await work(lease)
             await release(lease, token: token)
@@ -322,8 +453,24 @@ public final class OpenBaoKeystore: Keystore {
         }
     }
 
-    /// Tasks of one process (the agent's) queue here before they ask OpenBao for the lease.
-    private var leaseKey: String { "openbao:" + full(leasePath) }
+    /// Tasks of one process (the agent's) queue here before they ask OpenBao for the lease at
+    /// `path`.
+    private func lockKey(_ path: String) -> String { "openbao:" + full(path) }
+
+    /// `read` of every one of `items`, eight at a time, in their order.
+    static func concurrently<Item: Sendable, Value: Sendable>(
+        _ items: [Item], _ read: @escaping @Sendable (Item) async throws -> Value
+    ) async throws -> [Value] {
+        try await withThrowingTaskGroup(of: (Int, Value).self) { group in
+            var values: [Value?] = Array(repeating: nil, count: items.count)
+            for (position, item) in items.enumerated() {
+                if position >= 8, let (done, value) = try await group.next() { values[done] = value }
+                group.addTask { (position, try await read(item)) }
+            }
+            for try await (done, value) in group { values[done] = value }
+            return values.map { $0! }
+        }
+    }
 
     // MARK: - Helpers
 
@@ -333,8 +480,11 @@ public final class OpenBaoKeystore: Keystore {
 
     /// An account's secret name: a hash of its identity (provider, issuer, subject), which is
     /// an OpenBao name whatever the subject holds.
-    static func name(of record: AccountRecord) -> String {
-        SHA256.hash(data: Array("\(record.provider)\n\(record.issuer)\n\(record.subject)".utf8)).map { String(format: "%02x", $0) }.joined()
+    static func name(of record: AccountRecord) -> String { name(of: record.identity) }
+
+    static func name(of identity: AccountIdentity) -> String {
+        SHA256.hash(data: Array("\(identity.provider)\n\(identity.issuer)\n\(identity.subject)".utf8)).map { String(format: "%02x", $0) }
+            .joined()
     }
 
     /// The order records are shown in: as they were signed in.

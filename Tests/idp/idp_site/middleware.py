@@ -63,7 +63,7 @@ class SlowTokenEndpointMiddleware:
         self.delay = int(os.environ.get("LATCHKEY_IDP_TOKEN_DELAY_MS", "0")) / 1000
 
     def __call__(self, request):
-        if self.delay and request.method == "POST" and request.path == "/o/token/":
+        if self.delay and request.method == "POST" and request.path in ("/o/token/", "/o/revoke_token/"):
             time.sleep(self.delay)
         return self.get_response(request)
 

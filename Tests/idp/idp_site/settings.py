@@ -102,7 +102,10 @@ DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": str(DATA_DIR / "db.sqlite3"),
-        "OPTIONS": {"timeout": 20},
+        # IMMEDIATE: a transaction takes the write lock when it begins, so concurrent token
+        # requests wait for each other (the timeout) instead of failing with "database is locked"
+        # when two that both read try to write (SQLite cannot upgrade both).
+        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
     }
 }
 
