@@ -30,30 +30,31 @@ if let asked = LauncherRequest(arguments) {
     // known here, they are left to the agent (which reads config.toml) or the full command. With
     // LATCHKEY_AGENT set, only the agent answers.
     let directory = agent?.isExplicit == true ? nil : LauncherDirectory.current(environment)
-    if let directory, case .token(let selector, let minimumLifetime, let narrowing) = directory.applying(to: asked),
-        let status = TokenFastPath.run(
-            selector: selector.description, narrowing: narrowing.map { ($0.resource, $0.scopes) }, minimumLifetime: minimumLifetime,
-            from: directory.origin)
-    {
-        exit(status)
-    }
-    if let directory, case .awsCredential(let selector, let options, _) = directory.applying(to: asked),
-        let status = TokenFastPath.runAWSCredential(selector: selector.description, options: options, from: directory.origin)
-    {
-        exit(status)
-    }
-    // The full command's default lifetime: `mcp headers` takes no --min-ttl here.
-    if let directory, case .mcpHeaders(let selector) = directory.applying(to: asked),
-        let status = TokenFastPath.run(selector: selector.description, minimumLifetime: 60, asMCPHeader: true, from: directory.origin)
-    {
-        exit(status)
+    // What `asked` means in this directory, worked out once for every answer below.
+    let mapped = directory?.applying(to: asked)
+    if let directory, let mapped {
+        let copied: Int32?
+        switch mapped {
+        case .token(let selector, let minimumLifetime, let narrowing):
+            copied = TokenFastPath.run(
+                selector: selector.description, narrowing: narrowing.map { ($0.resource, $0.scopes) }, minimumLifetime: minimumLifetime,
+                from: directory.origin)
+        case .awsCredential(let selector, let options, _):
+            copied = TokenFastPath.runAWSCredential(selector: selector.description, options: options, from: directory.origin)
+        case .mcpHeaders(let selector):
+            // The full command's default lifetime: `mcp headers` takes no --min-ttl here.
+            copied = TokenFastPath.run(selector: selector.description, minimumLifetime: 60, asMCPHeader: true, from: directory.origin)
+        case .statusJSON:
+            copied = nil
+        }
+        if let copied { exit(copied) }
     }
     if let agent, case .token(let selector, let minimumLifetime, let narrowing) = asked {
         switch AgentTokenAnswer.run(selector, narrowing: narrowing, minimumLifetime: minimumLifetime, endpoint: agent) {
         case .answered(let status): exit(status)
         case .fullCommand: break
         case .noAgent:
-            if let directory, let status = UnlockedVaultAnswer.run(directory.applying(to: asked), in: directory) { exit(status) }
+            if let directory, let mapped, let status = UnlockedVaultAnswer.run(mapped, in: directory) { exit(status) }
         }
     } else if let agent, case .awsCredential(let selector, let options, let minimumLifetime) = asked {
         // No vault answers this one: without an agent's answer, the full command does.
@@ -62,7 +63,7 @@ if let asked = LauncherRequest(arguments) {
         {
             exit(status)
         }
-    } else if let directory, let status = UnlockedVaultAnswer.run(directory.applying(to: asked), in: directory) {
+    } else if let directory, let mapped, let status = UnlockedVaultAnswer.run(mapped, in: directory) {
         exit(status)
     }
 }
