@@ -66,11 +66,20 @@ public struct LauncherCopies: Sendable {
         return KernelKeyring.remove(description: windowDescription)
     }
 
-    /// Makes the copies from `records`, what the keystore holds now, while the window is open.
-    func sync(_ records: [AccountRecord]) {
-        guard let until = unlockedUntil else { return }
-        // No file to name their origin: they are made anew each time (a few keys per account).
-        copies.sync(records, releasePolicy: releasePolicy, directories: directories, unlockedUntil: until, vaultFile: nil)
+    /// The versions the copies were last made from (`CopiesVersions`), beside the journal.
+    private var versions: CopiesVersions {
+        CopiesVersions(path: (location as NSString).deletingLastPathComponent + "/openbao-copies.versions")
+    }
+
+    /// Makes the copies from `records`, what the keystore holds at `versions` (each account
+    /// secret's KV version as read), while the window is open, unless copies from a later read
+    /// are there already; `false` then (the caller may read again).
+    func sync(_ records: [AccountRecord], versions read: [String: Int]) -> Bool {
+        guard let until = unlockedUntil else { return true }
+        return versions.unlessOlder(read) {
+            // No file to name their origin: they are made anew each time (a few keys per account).
+            copies.sync(records, releasePolicy: releasePolicy, directories: directories, unlockedUntil: until, vaultFile: nil)
+        }
     }
 
     /// `Keystore.keepAnswerForLauncher`, while the window is open (into the copies' keyring, which

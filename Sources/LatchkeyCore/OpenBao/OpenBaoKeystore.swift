@@ -79,13 +79,11 @@ public final class OpenBaoKeystore: Keystore {
     // MARK: - Keystore
 
     public func records() async throws(KeystoreError) -> [AccountRecord] {
-        let records = try await Self.typed {
+        try await Self.typed {
             let token = try await self.currentToken()
             try await self.writePendingJournal(token)
-            return Self.ordered(try await self.readAccounts(token).compactMap(\.record))
+            return try await self.readMakingCopies(token)
         }
-        launcherCopies?.sync(records)
-        return records
     }
 
     /// One read of one secret, where the keystore's own `record` reads them all.
@@ -120,8 +118,7 @@ public final class OpenBaoKeystore: Keystore {
                 }
             }
             await release(lease, token: token)
-            // The copies are made from every record: read them all, but only while a window is open.
-            if launcherCopies?.unlockedUntil != nil { _ = try? await records() }
+            try? await copiesAfterWrite(token, after: lease.index)
             return result
         } catch {
             await release(lease, token: token)
@@ -149,8 +146,8 @@ public final class OpenBaoKeystore: Keystore {
                 let changes = Self.changes(from: stored, to: records)
                 try await Self.typed { try await self.writeBack(changes, over: stored, token: token, after: lease.index) }
             }
-            launcherCopies?.sync(records)
             await release(lease, token: token)
+            try? await copiesAfterWrite(token, after: lease.index)
             return result
         } catch {
             await release(lease, token: token)
@@ -197,6 +194,28 @@ public final class OpenBaoKeystore: Keystore {
     }
 
     // MARK: - Reading
+
+    /// Every record, each account secret read once (eight at a time), with the launcher's copies
+    /// made from them while `unlock --for` lasts. A read older than the copies there (another
+    /// command wrote and made its copies meanwhile: `CopiesVersions`) is made again, up to three
+    /// times; each begins after that write, so the next is at least as new.
+    func readMakingCopies(_ token: Secret, after index: StorageIndex? = nil) async throws -> [AccountRecord] {
+        var attempt = 1
+        while true {
+            let stored = try await readAccounts(token, after: index)
+            let records = Self.ordered(stored.compactMap(\.record))
+            let versions = Dictionary(stored.map { ($0.name, $0.version) }, uniquingKeysWith: max)
+            guard let launcherCopies, !launcherCopies.sync(records, versions: versions), attempt < 3 else { return records }
+            attempt += 1
+        }
+    }
+
+    /// After a write: the copies made anew from every record while a window is open (they are
+    /// made from all of them), read as of the write.
+    func copiesAfterWrite(_ token: Secret, after index: StorageIndex) async throws {
+        guard launcherCopies?.unlockedUntil != nil else { return }
+        _ = try await readMakingCopies(token, after: index)
+    }
 
     /// One account's secret as read: its name under `accounts/`, its version, and the record
     /// (`nil` when removed).
