@@ -86,7 +86,7 @@ public final class OpenBaoKeystore: Keystore {
         }
     }
 
-    /// One read of one secret, where the keystore's own `record` reads them all.
+    /// One read of one secret, where `Keystore`'s default reads every account.
     public func record(_ identity: AccountIdentity) async throws(KeystoreError) -> AccountRecord? {
         try await Self.typed {
             let token = try await self.currentToken()
@@ -112,13 +112,14 @@ public final class OpenBaoKeystore: Keystore {
             var record = stored.record
             let result = try await body(&record)
             precondition(record.map(\.identity) ?? identity == identity, "updateAccount's body changed the account's identity")
-            if record != stored.record {
+            let changed = record != stored.record
+            if changed {
                 try await Self.typed {
                     try await self.writeBack([.init(name: name, record: record)], over: [stored], token: token, after: lease.index)
                 }
             }
             await release(lease, token: token)
-            try? await copiesAfterWrite(token, after: lease.index)
+            if changed { try? await copiesAfterWrite(token, after: lease.index) }
             return result
         } catch {
             await release(lease, token: token)
@@ -147,7 +148,11 @@ public final class OpenBaoKeystore: Keystore {
                 try await Self.typed { try await self.writeBack(changes, over: stored, token: token, after: lease.index) }
             }
             await release(lease, token: token)
-            try? await copiesAfterWrite(token, after: lease.index)
+            if records != before {
+                try? await copiesAfterWrite(token, after: lease.index)
+            } else {
+                makeCopies(from: stored)
+            }
             return result
         } catch {
             await release(lease, token: token)
@@ -203,11 +208,18 @@ public final class OpenBaoKeystore: Keystore {
         var attempt = 1
         while true {
             let stored = try await readAccounts(token, after: index)
-            let records = Self.ordered(stored.compactMap(\.record))
-            let versions = Dictionary(stored.map { ($0.name, $0.version) }, uniquingKeysWith: max)
-            guard let launcherCopies, !launcherCopies.sync(records, versions: versions), attempt < 3 else { return records }
+            if makeCopies(from: stored) || attempt == 3 { return Self.ordered(stored.compactMap(\.record)) }
             attempt += 1
         }
+    }
+
+    /// Makes the launcher's copies from `stored` while a window is open; `false` when copies
+    /// from a later read are there (`CopiesVersions`).
+    @discardableResult
+    private func makeCopies(from stored: [StoredAccount]) -> Bool {
+        guard let launcherCopies else { return true }
+        let versions = Dictionary(stored.map { ($0.name, $0.version) }, uniquingKeysWith: max)
+        return launcherCopies.sync(Self.ordered(stored.compactMap(\.record)), versions: versions)
     }
 
     /// After a write: the copies made anew from every record while a window is open (they are
