@@ -104,6 +104,20 @@ struct ClientCredentialsTests {
         #expect(server.transport.sent(to: "/token").count == 2)
     }
 
+    @Test("a machine account whose provider file now names another client is kept, not replaced, when refreshed")
+    func clientChangedSinceSignIn() async throws {
+        let (server, path) = try secretServer()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let keystore = InMemoryKeystore()
+        let service = server.service(keystore: keystore)
+        _ = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
+        // Signed in under the client the provider file named before it was edited.
+        try await keystore.update { $0[0].subject = "client-before" }
+        await #expect(throws: RefreshError.identityChanged) { try await service.refresh(AccountSelector(provider: "corp")) }
+        let kept = try await keystore.records()
+        #expect(kept.map(\.subject) == ["client-before"] && kept[0].lastError?.contains("different account") == true)
+    }
+
     /// A FakeAuthorizationServer whose provider signs in with the key `pem` in a 0600 file.
     func keyServer(pem: String, keyID: String?) throws -> (FakeAuthorizationServer, path: String) {
         let path = try secretFile(pem, mode: 0o600)

@@ -187,6 +187,9 @@ public struct AccountService: Sendable {
             if let needed, try !needed(current) { return .success(current) }
             do {
                 let refreshed = try await refreshed(current, provider: provider)
+                // A machine identity's grant names the account after the provider file's client
+                // and issuer, which may have been edited since: that is another account.
+                guard refreshed.identity == current.identity else { throw RefreshError.identityChanged }
                 record = refreshed
                 return .success(refreshed)
             } catch {

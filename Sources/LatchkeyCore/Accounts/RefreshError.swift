@@ -25,7 +25,8 @@ public enum RefreshError: LatchkeyError, Equatable {
             return "\(provider) no longer accepts the refresh token of \(TerminalText.sanitized(account, maxLength: 100)) (invalid_grant: "
                 + "revoked, expired or signed out elsewhere); sign in again with `\(Self.login(provider, account))`. The account was kept."
         case .identityChanged:
-            return "the refreshed ID token names a different account; the refresh was rejected"
+            return
+                "the refreshed tokens name a different account (another subject in the new ID token, or another client_id or issuer in the provider file); the refresh was rejected and the account kept"
         }
     }
 
