@@ -39,7 +39,7 @@ struct PushedAuthorizationTests {
 
     @Test("paste mode pushes too, before the person is shown the URL")
     func pushedInPasteMode() async throws {
-        let server = FakeAuthorizationServer(discovery: Self.advertisesPAR)
+        let server = FakeAuthorizationServer(clock: FixedClock(deadlinesWait: true), discovery: Self.advertisesPAR)
         _ = try await signIn(server, mode: .paste)
         #expect(server.transport.sent(to: "/par").count == 1)
     }

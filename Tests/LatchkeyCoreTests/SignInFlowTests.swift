@@ -85,6 +85,8 @@ struct SignInFlowTests {
 
     @Test("paste mode validates the pasted URL exactly like a loopback request")
     func paste() async throws {
+        let server = FakeAuthorizationServer(clock: FixedClock(deadlinesWait: true))
+        let service = server.service(keystore: keystore)
         let person = ScriptedPerson(answer: { _, _ in .cancel }) { [server] url in
             guard let request = server.approve(url) else { return nil }
             return "http://\(request.host ?? "")\(request.target)"
