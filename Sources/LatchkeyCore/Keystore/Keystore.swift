@@ -4,8 +4,9 @@ public import LatchkeyVault
 
 /// Where account records live. Every token Latchkey holds goes through one of these.
 ///
-/// Changes happen inside `update`, which holds an exclusive lock across processes for the whole
-/// read-modify-write, so two `latchkey` processes never lose each other's writes.
+/// Changes happen inside `update` (any records) or `updateAccount` (one account), which hold an
+/// exclusive lock across processes for the whole read-modify-write, so two `latchkey` processes
+/// never lose each other's writes.
 public protocol Keystore: Sendable {
     /// A short name for listings: `vault` or `secret-service`.
     var backendName: String { get }
