@@ -118,8 +118,10 @@ public final class OpenBaoKeystore: Keystore {
                     try await self.writeBack([.init(name: name, record: record)], over: [stored], token: token, after: lease.index)
                 }
             }
-            await release(lease, token: token)
+            // The copies' read needs no lease: it goes beside the release (a Raft write).
+            async let released: Void = release(lease, token: token)
             if changed { try? await copiesAfterWrite(token, after: lease.index) }
+            await released
             return result
         } catch {
             await release(lease, token: token)
@@ -147,12 +149,13 @@ public final class OpenBaoKeystore: Keystore {
                 let changes = Self.changes(from: stored, to: records)
                 try await Self.typed { try await self.writeBack(changes, over: stored, token: token, after: lease.index) }
             }
-            await release(lease, token: token)
+            async let released: Void = release(lease, token: token)
             if records != before {
                 try? await copiesAfterWrite(token, after: lease.index)
             } else {
                 makeCopies(from: stored)
             }
+            await released
             return result
         } catch {
             await release(lease, token: token)
