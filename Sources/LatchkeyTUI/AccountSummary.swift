@@ -5,17 +5,7 @@ public import LatchkeyVault
 /// One account as the screen knows it: who, where and until when. Never a token.
 public struct AccountSummary: Sendable, Equatable {
     /// The account's identity, the same triple `AccountRecord.isSameAccount` compares.
-    public struct ID: Sendable, Hashable {
-        public var provider: String
-        public var issuer: String
-        public var subject: String
-
-        public init(provider: String, issuer: String, subject: String) {
-            self.provider = provider
-            self.issuer = issuer
-            self.subject = subject
-        }
-    }
+    public typealias ID = AccountIdentity
 
     public var id: ID
     public var displayName: String?
@@ -62,7 +52,7 @@ public struct AccountSummary: Sendable, Equatable {
     /// The record's identity and expiry; its tokens stay behind.
     public init(_ record: AccountRecord) {
         self.init(
-            id: ID(provider: record.provider, issuer: record.issuer, subject: record.subject), displayName: record.displayName,
+            id: record.identity, displayName: record.displayName,
             expiresAt: record.expiresAt, scopes: record.scopes, hasRefreshToken: record.refreshToken != nil,
             secondFactor: record.secondFactor, lastError: record.lastError, isDefault: record.isDefault == true)
         awsRoles = (record.awsCredentials ?? []).sorted { $0.expiresAt < $1.expiresAt }.map {

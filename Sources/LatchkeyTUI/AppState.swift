@@ -1,7 +1,7 @@
 public import Foundation
 public import LatchkeyAgentWire
 import LatchkeyCore
-import LatchkeyVault
+public import LatchkeyVault
 
 /// Everything the screen shows, and how keys and async results change it.
 ///
