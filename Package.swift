@@ -15,13 +15,17 @@ let strictSettings: [SwiftSetting] = [
 /// time at -O, and what ships is still tested as built (the products stay optimised).
 let testSettings: [SwiftSetting] = strictSettings + [.unsafeFlags(["-Onone"], .when(configuration: .release))]
 
-/// JOSE/vault cryptography and an HTTP/1 server on loopback: the core (its redirect listener) and
-/// the emulator both need them.
-let cryptoAndLoopbackHTTP: [Target.Dependency] = [
+/// JOSE and vault cryptography.
+let crypto: [Target.Dependency] = [
     .product(name: "Crypto", package: "swift-crypto"),
     .product(name: "CryptoExtras", package: "swift-crypto"),
-    "LoopbackHTTP",
 ]
+/// Every room, for the targets above them all (the executables, the screen, the tests).
+let rooms: [Target.Dependency] = [
+    "LatchkeySupport", "LatchkeyProviders", "LatchkeyOAuth", "LatchkeyKeystore", "LatchkeySecondFactor",
+    "LatchkeyAccounts", "LatchkeyCredentialHelpers", "LatchkeyClouds", "LatchkeyBroker", "LatchkeyMCP", "LatchkeyDoctor",
+]
+let cryptoAndLoopbackHTTP: [Target.Dependency] = crypto + ["LoopbackHTTP"]
 
 let package = Package(
     name: "Latchkey",
@@ -29,7 +33,12 @@ let package = Package(
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
         .executable(name: "latchkey-cli", targets: ["latchkey-cli"]),
-        .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
+        .library(
+            name: "LatchkeyRooms",
+            targets: [
+                "LatchkeySupport", "LatchkeyProviders", "LatchkeyOAuth", "LatchkeyKeystore", "LatchkeySecondFactor",
+                "LatchkeyAccounts", "LatchkeyCredentialHelpers", "LatchkeyClouds", "LatchkeyBroker", "LatchkeyMCP", "LatchkeyDoctor",
+            ]),
         .library(name: "LatchkeyVault", targets: ["LatchkeyVault"]),
         .library(name: "LatchkeyLauncher", targets: ["LatchkeyLauncher"]),
         .executable(name: "latchkey-emulator", targets: ["latchkey-emulator"]),
@@ -42,19 +51,98 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
-        // The sign-in engine, providers, keystore: no terminal code.
+        // MARK: - The rooms of the house, bottom up (docs/architecture.md draws the graph)
+
+        // Files, processes, clocks, encodings and the HTTP client (libcurl): what every room uses
+        // of the system, and nothing about accounts.
         .target(
-            name: "LatchkeyCore",
+            name: "LatchkeySupport",
+            dependencies: ["CLatchkeySys", "CLatchkeyCurl", "LatchkeyEssentials", "LatchkeyVault"] + crypto,
+            swiftSettings: strictSettings
+        ),
+        // What a person wrote down: provider files (their parser, catalog and presets) and
+        // config.toml. No network, no keystore.
+        .target(
+            name: "LatchkeyProviders",
             dependencies: [
-                "CLatchkeySys",
-                "CLatchkeySecret",
-                "CLatchkeyCurl",
-                "LatchkeyEssentials",
+                "LatchkeySupport", "LatchkeyEssentials", "LatchkeyVault", .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The OAuth 2.0 / OpenID Connect engine: discovery, PKCE, the redirect listener, token,
+        // refresh, revocation, DPoP, registration and ID token verification.
+        .target(
+            name: "LatchkeyOAuth",
+            dependencies: ["LatchkeySupport", "LatchkeyProviders", "LatchkeyEssentials", "LatchkeyVault", "LoopbackHTTP"] + crypto,
+            swiftSettings: strictSettings
+        ),
+        // Where account records live: the protocol, the vault, the Secret Service key, the
+        // keystore a team shares on an OpenBao cluster (and its client), the launcher's copies.
+        .target(
+            name: "LatchkeyKeystore",
+            dependencies: ["CLatchkeySys", "CLatchkeySecret", "LatchkeySupport", "LatchkeyProviders", "LatchkeyEssentials", "LatchkeyVault"]
+                + crypto,
+            swiftSettings: strictSettings
+        ),
+        // The second factor modelled on Firebase multi-factor sign-in: Identity Platform's REST
+        // backend, the plugin backend, masked hints.
+        .target(
+            name: "LatchkeySecondFactor",
+            dependencies: ["LatchkeySupport", "LatchkeyProviders", "LatchkeyOAuth", "LatchkeyEssentials", "LatchkeyVault"],
+            swiftSettings: strictSettings
+        ),
+        // Accounts: signing in (every kind of flow), refreshing, narrowing and signing out, over
+        // the engine and a keystore.
+        .target(
+            name: "LatchkeyAccounts",
+            dependencies: [
+                "LatchkeySupport", "LatchkeyProviders", "LatchkeyOAuth", "LatchkeyKeystore", "LatchkeySecondFactor",
+                "LatchkeyBrokerWire", "LatchkeyEssentials", "LatchkeyVault",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // What the programs credentials go to speak: git's credential helper, kubectl's exec
+        // credential, the container credential helper.
+        .target(
+            name: "LatchkeyCredentialHelpers",
+            dependencies: ["LatchkeySupport", "LatchkeyProviders", "LatchkeyEssentials", "LatchkeyVault"],
+            swiftSettings: strictSettings
+        ),
+        // Cloud credentials from an account's ID token: AWS STS, Google's executable source.
+        .target(
+            name: "LatchkeyClouds",
+            dependencies: [
+                "LatchkeySupport", "LatchkeyProviders", "LatchkeyOAuth", "LatchkeyKeystore", "LatchkeyAccounts", "LatchkeyBrokerWire",
+                "LatchkeyEssentials", "LatchkeyVault",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The broker every door asks for a credential, on this machine or through the agent, and
+        // the agent that serves it on a socket.
+        .target(
+            name: "LatchkeyBroker",
+            dependencies: [
+                "CLatchkeySys", "LatchkeySupport", "LatchkeyProviders", "LatchkeyOAuth", "LatchkeyKeystore",
+                "LatchkeyAccounts", "LatchkeyCredentialHelpers", "LatchkeyClouds", "LatchkeyBrokerWire", "LatchkeyEssentials",
                 "LatchkeyVault",
-                "LatchkeyAgentWire",
-                "LatchkeyLauncher",
-                .product(name: "TOMLKit", package: "TOMLKit"),
-            ] + cryptoAndLoopbackHTTP,
+            ],
+            swiftSettings: strictSettings
+        ),
+        // MCP servers: discovery (RFC 9728, RFC 8414), the stdio proxy over Streamable HTTP.
+        .target(
+            name: "LatchkeyMCP",
+            dependencies: [
+                "LatchkeySupport", "LatchkeyProviders", "LatchkeyOAuth", "LatchkeyBroker", "LatchkeyEssentials", "LatchkeyVault",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // `latchkey doctor`: every room's checks, one line each.
+        .target(
+            name: "LatchkeyDoctor",
+            dependencies: [
+                "LatchkeySupport", "LatchkeyProviders", "LatchkeyOAuth", "LatchkeyKeystore", "LatchkeyAccounts",
+                "LatchkeyBroker", "LatchkeyEssentials", "LatchkeyVault",
+            ],
             swiftSettings: strictSettings
         ),
         // Small C wrappers for syscalls Swift cannot call (variadic or macro-only).
@@ -89,7 +177,7 @@ let package = Package(
         // The agent's protocol: where its socket is, the messages on it, and the client every
         // door (launcher, full command, screen) talks to it with. The agent itself is LatchkeyAgent.
         .target(
-            name: "LatchkeyAgentWire",
+            name: "LatchkeyBrokerWire",
             dependencies: ["CLatchkeySys", "LatchkeyEssentials", "LatchkeyVault"],
             swiftSettings: strictSettings
         ),
@@ -99,7 +187,7 @@ let package = Package(
         // same type, so both answer alike.
         .target(
             name: "LatchkeyLauncher",
-            dependencies: ["CLatchkeySys", "LatchkeyEssentials", "LatchkeyVault", "LatchkeyAgentWire"],
+            dependencies: ["CLatchkeySys", "LatchkeyEssentials", "LatchkeyVault", "LatchkeyBrokerWire"],
             swiftSettings: strictSettings
         ),
         // ncursesw, reachable from Swift 6 (see docs/ncurses-from-swift.md).
@@ -107,14 +195,14 @@ let package = Package(
         // The full-screen front end: the only module that imports CNcursesw.
         .target(
             name: "LatchkeyTUI",
-            dependencies: ["LatchkeyCore", "LatchkeyEssentials", "LatchkeyVault", "LatchkeyAgentWire", "LatchkeyLauncher", "CNcursesw"],
+            dependencies: rooms + ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyBrokerWire", "CNcursesw"],
             swiftSettings: strictSettings
         ),
         // `latchkey`: the token fast path, else exec of latchkey-cli. Only the standard library,
         // linked statically so it starts in well under a millisecond.
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyAgentWire", "LatchkeyLauncher", "CLatchkeySys"],
+            dependencies: ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyBrokerWire", "LatchkeyLauncher", "CLatchkeySys"],
             swiftSettings: strictSettings + [.unsafeFlags(["-static-executable"])],
             linkerSettings: [.unsafeFlags(["-static-executable"])]
         ),
@@ -125,12 +213,10 @@ let package = Package(
         // longer pages in 3 MB of them. libc, ncurses and (dlopen'd) libsecret and libcurl stay shared.
         .executableTarget(
             name: "latchkey-cli",
-            dependencies: [
+            dependencies: rooms + [
                 "CLatchkeySys",
-                "LatchkeyCore",
                 "LatchkeyVault",
-                "LatchkeyAgentWire",
-                "LatchkeyLauncher",
+                "LatchkeyBrokerWire",
                 "LatchkeyTUI",
                 "LatchkeyDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -149,13 +235,13 @@ let package = Package(
         // throw-away vault in a private directory, the SMS inbox and the demo browser.
         .target(
             name: "LatchkeyDemo",
-            dependencies: ["LatchkeyCore", "LatchkeyEssentials", "LatchkeyVault", "DemoOpenIDProvider", "IdentityToolkitEmulator"],
+            dependencies: rooms + ["LatchkeyEssentials", "LatchkeyVault", "DemoOpenIDProvider", "IdentityToolkitEmulator"],
             swiftSettings: strictSettings
         ),
         // Test driver for the vault's crash-safety and locking tests (Tests/e2e/test_vault_durability.py).
         .executableTarget(
             name: "latchkey-vault-stress",
-            dependencies: ["LatchkeyCore", "LatchkeyVault", "CLatchkeySys"],
+            dependencies: rooms + ["LatchkeyVault", "CLatchkeySys"],
             swiftSettings: strictSettings
         ),
         // A loopback emulator of the Firebase Auth / Identity Platform REST endpoints (second factor).
@@ -174,8 +260,7 @@ let package = Package(
         // scripted person, browser and listener, and an issuer that signs ID tokens.
         .target(
             name: "LatchkeyTestSupport",
-            dependencies: [
-                "LatchkeyCore",
+            dependencies: rooms + [
                 "LatchkeyVault",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -185,19 +270,19 @@ let package = Package(
         ),
         .testTarget(
             name: "SecondFactorTests",
-            dependencies: ["LatchkeyCore", "LatchkeyVault", "LatchkeyTestSupport", "IdentityToolkitEmulator"],
+            dependencies: rooms + ["LatchkeyVault", "LatchkeyTestSupport", "IdentityToolkitEmulator"],
             resources: [.copy("Fixtures")],
             swiftSettings: testSettings
         ),
         .testTarget(
             name: "LatchkeyTUITests",
-            dependencies: ["LatchkeyTUI", "CNcursesw", "LatchkeyCore", "LatchkeyVault", "LatchkeyAgentWire", "LatchkeyTestSupport"],
+            dependencies: rooms + ["LatchkeyTUI", "CNcursesw", "LatchkeyVault", "LatchkeyBrokerWire", "LatchkeyTestSupport"],
             swiftSettings: testSettings
         ),
         .testTarget(
             name: "LatchkeyDemoTests",
-            dependencies: [
-                "LatchkeyDemo", "DemoOpenIDProvider", "IdentityToolkitEmulator", "LatchkeyCore", "LatchkeyVault", "LatchkeyTestSupport",
+            dependencies: rooms + [
+                "LatchkeyDemo", "DemoOpenIDProvider", "IdentityToolkitEmulator", "LatchkeyVault", "LatchkeyTestSupport",
             ],
             swiftSettings: testSettings
         ),
@@ -205,12 +290,12 @@ let package = Package(
         // the full command's side of each rule (the copy writer, the record's validity).
         .testTarget(
             name: "LauncherTests",
-            dependencies: ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyAgentWire", "LatchkeyLauncher", "LatchkeyCore"],
+            dependencies: rooms + ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyBrokerWire", "LatchkeyLauncher"],
             swiftSettings: testSettings
         ),
         .testTarget(
             name: "LatchkeyCoreTests",
-            dependencies: ["LatchkeyCore", "LatchkeyVault", "LatchkeyAgentWire", "LatchkeyLauncher", "LatchkeyTestSupport"],
+            dependencies: rooms + ["LatchkeyVault", "LatchkeyBrokerWire", "LatchkeyLauncher", "LatchkeyTestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: testSettings
         ),

@@ -32,7 +32,7 @@ let package = Package(
         // Hands control to libFuzzer from an executable's top-level code; fixed providers.
         .target(
             name: "FuzzSupport",
-            dependencies: ["CFuzzerDriver", .product(name: "LatchkeyCore", package: "Latchkey")],
+            dependencies: ["CFuzzerDriver", .product(name: "LatchkeyRooms", package: "Latchkey")],
             swiftSettings: strictSettings
         ),
     ]
@@ -41,7 +41,7 @@ let package = Package(
                 name: "fuzz-\(name)",
                 dependencies: [
                     "FuzzSupport",
-                    .product(name: "LatchkeyCore", package: "Latchkey"),
+                    .product(name: "LatchkeyRooms", package: "Latchkey"),
                     .product(name: "LatchkeyVault", package: "Latchkey"),
                     .product(name: "LatchkeyLauncher", package: "Latchkey"),
                     .product(name: "Crypto", package: "swift-crypto"),

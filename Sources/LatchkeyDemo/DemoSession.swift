@@ -1,10 +1,12 @@
 import DemoOpenIDProvider
 public import Foundation
 import IdentityToolkitEmulator
-public import LatchkeyCore
 import LatchkeyEssentials
 public import LatchkeyVault
 import Synchronization
+public import LatchkeyBroker
+import LatchkeySupport
+import LatchkeyKeystore
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,7 @@
 public import FoundationEssentials
 import LatchkeyEssentials
 package import LatchkeyVault
+import LatchkeyBrokerWire
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
 import Foundation
-import LatchkeyCore
+import LatchkeyProviders
 
 /// Adding a provider from the screen (`+`): pick a preset (or an OpenID provider known only by
 /// its issuer), fill in its fields, and the file is written only if it loads, as

@@ -1,6 +1,5 @@
 public import Foundation
-public import LatchkeyAgentWire
-import LatchkeyCore
+public import LatchkeyBrokerWire
 public import LatchkeyVault
 
 /// Everything the screen shows, and how keys and async results change it.

@@ -1,9 +1,13 @@
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
+import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyLauncher
+import LatchkeyBrokerWire
 import LatchkeyVault
+import LatchkeyAccounts
+import LatchkeyProviders
+import LatchkeySupport
+import LatchkeyKeystore
+import LatchkeyOAuth
 
 /// Does the work `AppState` asks for. Network and keystore work runs in detached tasks (never on
 /// the terminal's thread, which is busy in the loop) and reports back through the inbox.

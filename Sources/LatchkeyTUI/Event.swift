@@ -1,7 +1,8 @@
 public import Foundation
-public import LatchkeyAgentWire
-public import LatchkeyCore
+public import LatchkeyBrokerWire
 public import LatchkeyVault
+public import LatchkeySecondFactor
+public import LatchkeyProviders
 
 /// Something that happened: a key, the clock, the terminal, or async work finishing.
 ///

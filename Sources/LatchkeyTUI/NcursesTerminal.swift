@@ -1,6 +1,5 @@
 import CNcursesw
 import Glibc
-import LatchkeyCore
 import LatchkeyEssentials
 import LatchkeyVault
 

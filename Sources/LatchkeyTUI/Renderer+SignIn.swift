@@ -1,6 +1,6 @@
 import Foundation
-import LatchkeyCore
 import LatchkeyVault
+import LatchkeySecondFactor
 
 /// The sign-in screens: browser, paste, device code, and the firebase forms.
 /// The sign-in screen, one drawing per step: browser, paste, device code, the SSH chooser and

@@ -1,5 +1,8 @@
 public import Foundation
-public import LatchkeyCore
+public import LatchkeyProviders
+public import LatchkeyOAuth
+public import LatchkeyAccounts
+public import LatchkeySecondFactor
 
 /// The screen's side of every sign-in and phone enrollment: each call becomes one
 /// `SignInProgress` for the terminal loop, and what the person answers on the screen (a mode, a

@@ -1,6 +1,7 @@
 public import Foundation
-public import LatchkeyCore
 public import LatchkeyVault
+public import LatchkeyProviders
+public import LatchkeySecondFactor
 
 /// The screen of a sign-in or a phone enrollment started from the list: one step per step of
 /// `SignInFlow` that the person sees or answers, set from `SignInProgress` and answered with

@@ -1,4 +1,3 @@
-import LatchkeyCore
 public import LatchkeyVault
 
 /// One line of typed text in a form: the redirect URL, an email, a password, a code.

@@ -1,4 +1,3 @@
-import LatchkeyCore
 public import LatchkeyVault
 
 /// The masked vault passphrase prompt: what was typed (shown only as a count of dots) and, for

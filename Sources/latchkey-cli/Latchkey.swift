@@ -1,9 +1,9 @@
 import ArgumentParser
 import CLatchkeySys
 import Foundation
-import LatchkeyCore
 import LatchkeyEssentials
 import LatchkeyVault
+import LatchkeySupport
 
 /// `latchkey`: parses the command line and hands each command to the core. Nothing else lives here.
 @main

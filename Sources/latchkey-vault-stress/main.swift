@@ -16,8 +16,9 @@
 // The passphrase comes from LATCHKEY_PASSPHRASE_FILE; the key is cached in the kernel keyring.
 import CLatchkeySys
 import Foundation
-import LatchkeyCore
 import LatchkeyVault
+import LatchkeyKeystore
+import LatchkeyBroker
 
 @main
 struct VaultStress {

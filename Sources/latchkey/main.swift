@@ -9,7 +9,7 @@
 // command line (Foundation with ICU, SwiftNIO, ncurses) costs milliseconds just to load. See
 // DECISIONS.md.
 import CLatchkeySys
-import LatchkeyAgentWire
+import LatchkeyBrokerWire
 import LatchkeyEssentials
 import LatchkeyLauncher
 import LatchkeyVault

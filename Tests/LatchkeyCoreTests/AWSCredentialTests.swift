@@ -3,8 +3,14 @@ import LatchkeyLauncher
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyClouds
+@testable import LatchkeyAccounts
+@testable import LatchkeyProviders
+@testable import LatchkeySupport
+@testable import LatchkeyBrokerWire
+@testable import LatchkeySecondFactor
+@testable import LatchkeyBroker
 
 /// `latchkey aws-credential`: STS `AssumeRoleWithWebIdentity` with the account's ID token, its
 /// answer read strictly, the credentials kept with the account until five minutes before they

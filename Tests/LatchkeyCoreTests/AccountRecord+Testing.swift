@@ -1,6 +1,5 @@
 import Foundation
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
 
 extension AccountRecord {

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyKeystore
 
 @Suite("PROVIDER[:ACCOUNT] selectors")
 struct AccountSelectorTests {

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyProviders
 
 @Suite("forward and confirm: per account in config.toml, per provider in its file")
 struct AccountSharingTests {

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
+@testable import LatchkeyBroker
+@testable import LatchkeyProviders
+@testable import LatchkeyAccounts
 
-@testable import LatchkeyCore
 
 @Suite("The composition root")
 struct CompositionTests {

@@ -2,8 +2,10 @@ import Foundation
 import LatchkeyLauncher
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyCredentialHelpers
+@testable import LatchkeyProviders
+@testable import LatchkeyBrokerWire
 
 /// The Docker credential-helper protocol (docs/kubernetes-and-registries.md, "Container
 /// registries"), pinned against docker-credential-helpers' `credentials` package: actions,

@@ -3,8 +3,12 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyOAuth
+@testable import LatchkeySupport
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
+@testable import LatchkeyAccounts
 
 /// DPoP (RFC 9449): proofs checked against the RFC's own examples, then sign-in, refresh and the
 /// nonce dance against the in-memory server.

@@ -1,8 +1,12 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyDoctor
+@testable import LatchkeyKeystore
+@testable import LatchkeySupport
+@testable import LatchkeyProviders
+@testable import LatchkeyOAuth
 
 @Suite("latchkey doctor's checks")
 struct DiagnosisTests {

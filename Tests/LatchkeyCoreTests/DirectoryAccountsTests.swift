@@ -4,8 +4,10 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyProviders
+@testable import LatchkeyAccounts
+@testable import LatchkeyBrokerWire
 
 @Suite("Per-directory accounts ([directories] in config.toml)")
 struct DirectoryAccountsTests {

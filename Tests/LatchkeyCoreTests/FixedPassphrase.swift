@@ -1,5 +1,5 @@
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyKeystore
 
 /// A passphrase provider that answers without a prompt and counts nothing: tests only need the value.
 struct FixedPassphrase: PassphraseProvider {

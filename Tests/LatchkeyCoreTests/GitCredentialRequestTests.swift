@@ -1,7 +1,8 @@
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyCredentialHelpers
+@testable import LatchkeyProviders
 
 @Suite("git credential requests (git-credential(1))")
 struct GitCredentialRequestTests {

@@ -3,8 +3,9 @@ import CryptoExtras
 import Foundation
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeySupport
+@testable import LatchkeyOAuth
 
 @Suite("ID token verification (OIDC Core §3.1.3.7)")
 struct IDTokenVerifierTests {

@@ -2,8 +2,10 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyKeystore
+@testable import LatchkeyProviders
+@testable import LatchkeySupport
 
 @Suite("keystore migrate: the merge rule and the moves")
 struct KeystoreMigrationTests {

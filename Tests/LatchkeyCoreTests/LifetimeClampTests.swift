@@ -2,8 +2,12 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeySupport
+@testable import LatchkeyOAuth
+@testable import LatchkeyProviders
+@testable import LatchkeyAccounts
+@testable import LatchkeySecondFactor
 
 @Suite("Server-given lifetimes and stored dates never break arithmetic")
 struct LifetimeClampTests {

@@ -2,8 +2,12 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyAccounts
+@testable import LatchkeyCredentialHelpers
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
+@testable import LatchkeyBroker
 
 /// `latchkey token --resource/--scope` (RFC 8707, RFC 6749 §6): narrower tokens from the
 /// account's refresh token, against the in-memory server, which rotates refresh tokens and

@@ -3,8 +3,10 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyKeystore
+@testable import LatchkeySupport
+@testable import LatchkeyProviders
 
 /// `OpenBaoClient`: the JWT login as OpenBao's API defines it, its answer read strictly, OpenBao's
 /// errors kept as it said them, the addresses tried in order, and the names and addresses a
@@ -330,16 +332,16 @@ struct OpenBaoClientTests {
             ("team-", false), ("a b", false), ("a%2f", false), ("rôle", false),
         ])
     func names(name: String, accepted: Bool) {
-        #expect(((try? OpenBaoClient.checkRole(name)) != nil) == accepted, "role \(name)")
-        #expect(((try? OpenBaoClient.checkMount(name, option: "--auth-mount")) != nil) == accepted, "mount \(name)")
+        #expect(((try? OpenBaoNames.checkRole(name)) != nil) == accepted, "role \(name)")
+        #expect(((try? OpenBaoNames.checkMount(name, option: "--auth-mount")) != nil) == accepted, "mount \(name)")
     }
 
     @Test("a mount may have several segments, each an OpenBao name; a role is one")
     func mountSegments() throws {
-        try OpenBaoClient.checkMount("team/oidc", option: "--auth-mount")
-        #expect(throws: OpenBaoError.self, "a role is one name") { try OpenBaoClient.checkRole("team/oidc") }
+        try OpenBaoNames.checkMount("team/oidc", option: "--auth-mount")
+        #expect(throws: OpenBaoNameError.self, "a role is one name") { try OpenBaoNames.checkRole("team/oidc") }
         for mount in ["team//oidc", "/jwt", "jwt/", "team/../sys", "team/./jwt"] {
-            #expect(throws: OpenBaoError.self, "\(mount)") { try OpenBaoClient.checkMount(mount, option: "--auth-mount") }
+            #expect(throws: OpenBaoNameError.self, "\(mount)") { try OpenBaoNames.checkMount(mount, option: "--auth-mount") }
         }
     }
 }

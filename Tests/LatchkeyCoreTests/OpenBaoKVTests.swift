@@ -2,8 +2,10 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyKeystore
+@testable import LatchkeySupport
+@testable import LatchkeyProviders
 
 /// `OpenBaoClient`'s KV version 2 reads and check-and-set writes, against OpenBao's answers as
 /// its API documents them (and as openbao_support.py's live server gives them).
@@ -111,9 +113,9 @@ struct OpenBaoKVTests {
 
     @Test("secret paths are OpenBao names joined by /")
     func paths() throws {
-        try OpenBaoClient.checkPath("team/accounts/a1b2")
+        try OpenBaoNames.checkPath("team/accounts/a1b2")
         for path in ["", "/team", "team/", "team//a", "team/../sys", "team/%2e%2e", "team/a b", "team/a?x"] {
-            #expect(throws: OpenBaoError.self, "\(path)") { try OpenBaoClient.checkPath(path) }
+            #expect(throws: OpenBaoNameError.self, "\(path)") { try OpenBaoNames.checkPath(path) }
         }
     }
 }

@@ -2,8 +2,10 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyKeystore
+@testable import LatchkeySupport
+@testable import LatchkeyProviders
 
 #if canImport(Glibc)
     import Glibc

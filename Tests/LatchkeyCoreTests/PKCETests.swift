@@ -1,7 +1,7 @@
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyOAuth
 
 @Suite("PKCE (RFC 7636)")
 struct PKCETests {

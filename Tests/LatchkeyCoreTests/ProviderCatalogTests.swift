@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyProviders
 
 @Suite("The provider catalog (providers.d directories)")
 struct ProviderCatalogTests {

@@ -3,8 +3,10 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyProviders
+@testable import LatchkeyOAuth
+@testable import LatchkeySupport
 
 @Suite("Provider files (latchkey-providers(5))")
 struct ProviderFileParserTests {

@@ -2,8 +2,8 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyProviders
 
 @Suite("Provider presets (share/latchkey/providers.d)")
 struct ProviderPresetsTests {

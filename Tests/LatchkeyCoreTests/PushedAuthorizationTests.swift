@@ -2,8 +2,12 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyProviders
+@testable import LatchkeyOAuth
+@testable import LatchkeySupport
+@testable import LatchkeySecondFactor
+@testable import LatchkeyAccounts
 
 /// Pushed authorization requests (RFC 9126) through the sign-in flow, against the in-memory
 /// server behind a recording transport.

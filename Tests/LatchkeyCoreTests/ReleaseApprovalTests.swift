@@ -2,8 +2,13 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyAccounts
+@testable import LatchkeyProviders
+@testable import LatchkeyOAuth
+@testable import LatchkeyKeystore
+@testable import LatchkeyBroker
+@testable import LatchkeySecondFactor
 
 /// `confirm = true` on this machine without the agent: a command hands the token on only after
 /// the person at its terminal agrees, and refuses with nobody to ask.

@@ -2,8 +2,11 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyOAuth
+@testable import LatchkeyAccounts
+@testable import LatchkeySecondFactor
+@testable import LatchkeySupport
 
 #if canImport(Glibc)
     import Glibc

@@ -2,8 +2,11 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
+@testable import LatchkeyAccounts
+@testable import LatchkeyOAuth
 
 /// `SignInFlow` as the pure state machine it is: events in, actions out, for every first-factor
 /// route and every second-factor branch.

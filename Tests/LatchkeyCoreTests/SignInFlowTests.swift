@@ -2,8 +2,13 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyAccounts
+@testable import LatchkeyKeystore
+@testable import LatchkeyOAuth
+@testable import LatchkeyProviders
+@testable import LatchkeySupport
+@testable import LatchkeySecondFactor
 
 /// The sign-in flow, exchange, refresh, key rotation and revocation driven end to end through
 /// the seams: an in-memory authorization server, keystore and clock, no network.

@@ -1,7 +1,6 @@
 import LatchkeyEssentials
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
 
 @Suite("Text made safe for the terminal")

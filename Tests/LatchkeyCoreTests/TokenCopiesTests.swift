@@ -2,8 +2,10 @@ import Foundation
 import LatchkeyEssentials
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyDoctor
+@testable import LatchkeyKeystore
+@testable import LatchkeyProviders
 
 @Suite("The fast path's token copies", .enabled(if: Diagnosis.Probes.live.kernelKeyring() == nil))
 struct TokenCopiesTests {

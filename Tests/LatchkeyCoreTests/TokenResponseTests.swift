@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyOAuth
+@testable import LatchkeySupport
 
 @Suite("Token responses (RFC 6749 §5)")
 struct TokenResponseTests {

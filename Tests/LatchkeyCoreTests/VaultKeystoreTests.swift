@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyKeystore
 
 @Suite("The encrypted vault")
 struct VaultKeystoreTests {

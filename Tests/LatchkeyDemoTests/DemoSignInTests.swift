@@ -1,10 +1,14 @@
 import Foundation
-import LatchkeyCore
 import LatchkeyDemo
 import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyVault
+@testable import LatchkeyOAuth
+@testable import LatchkeyAccounts
+@testable import LatchkeySecondFactor
+@testable import LatchkeyBroker
+@testable import LatchkeyProviders
 
 /// Opens authorization URLs with the demo browser, as a person would in a real one.
 struct DemoBrowserLauncher: Browser {

@@ -1,8 +1,8 @@
 import Foundation
-import LatchkeyCore
 import Testing
 
 @testable import LatchkeyTUI
+@testable import LatchkeyProviders
 
 @Suite("Adding a provider from the screen")
 struct AddProviderScreenTests {

@@ -1,10 +1,11 @@
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
+import LatchkeyBrokerWire
 import Testing
 
 @testable import LatchkeyTUI
 @testable import LatchkeyVault
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
 
 @Suite("Keys and async results change the state and ask for work")
 struct AppStateTests {

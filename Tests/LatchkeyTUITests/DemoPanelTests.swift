@@ -1,8 +1,8 @@
 import Foundation
-import LatchkeyCore
 import Testing
 
 @testable import LatchkeyTUI
+@testable import LatchkeySecondFactor
 
 @Suite("latchkey demo on the screen: the panel and the demo browser key")
 struct DemoPanelTests {

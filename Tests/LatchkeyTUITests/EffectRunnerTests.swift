@@ -1,10 +1,12 @@
 import Foundation
-import LatchkeyCore
 import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyTUI
 @testable import LatchkeyVault
+@testable import LatchkeyAccounts
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
 
 @Suite("The screen's effects against the core, without a network")
 struct EffectRunnerTests {

@@ -1,9 +1,10 @@
 import Foundation
-import LatchkeyCore
 import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyTUI
+@testable import LatchkeySecondFactor
+@testable import LatchkeyProviders
 
 @Suite("A firebase sign-in whose first factor is another provider's browser sign-in")
 struct FederatedFirstFactorTests {

@@ -1,9 +1,9 @@
 import Foundation
-import LatchkeyCore
 import Testing
 
 @testable import LatchkeyTUI
 @testable import LatchkeyVault
+@testable import LatchkeySecondFactor
 
 @Suite("Firebase sign-in and phone enrollment screens")
 struct FirebaseStepsTests {

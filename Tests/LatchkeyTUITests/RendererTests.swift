@@ -1,6 +1,5 @@
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
+import LatchkeyBrokerWire
 import Testing
 
 @testable import LatchkeyTUI

@@ -1,9 +1,10 @@
 import Foundation
-import LatchkeyCore
 import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyTUI
+@testable import LatchkeyProviders
+@testable import LatchkeyAccounts
 
 @Suite("Device code, paste mode and the SSH chooser on the sign-in screen")
 struct SignInModeTests {

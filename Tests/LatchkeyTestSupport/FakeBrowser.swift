@@ -1,6 +1,8 @@
 public import Foundation
-public import LatchkeyCore
 import Synchronization
+public import LatchkeyOAuth
+public import LatchkeyProviders
+public import LatchkeyOAuth
 
 /// A browser that records the URLs it was sent to, and can refuse to start like a machine with none.
 public final class FakeBrowser: Browser {

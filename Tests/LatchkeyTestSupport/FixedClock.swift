@@ -1,6 +1,7 @@
 public import Foundation
-public import LatchkeyCore
 import Synchronization
+public import LatchkeySupport
+public import LatchkeySupport
 
 /// A clock that says what the test tells it, and moves only when told.
 public final class FixedClock: WallClock {

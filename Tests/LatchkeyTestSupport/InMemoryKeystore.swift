@@ -1,5 +1,6 @@
-public import LatchkeyCore
 public import LatchkeyVault
+public import LatchkeyKeystore
+public import LatchkeyKeystore
 
 /// A keystore held in memory: what a vault would store, without a file, a KDF or a lock file.
 public actor InMemoryKeystore: Keystore {

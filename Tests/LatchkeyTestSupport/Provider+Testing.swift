@@ -1,5 +1,6 @@
 public import Foundation
-public import LatchkeyCore
+public import LatchkeyProviders
+public import LatchkeyProviders
 
 extension Provider {
     /// An OpenID provider built by hand, so flow tests do not depend on the file parser.

@@ -1,6 +1,7 @@
 import Foundation
-public import LatchkeyCore
 import Synchronization
+public import LatchkeySupport
+public import LatchkeySupport
 
 /// An HTTP transport that answers from a script and records every request, so engine tests
 /// can say exactly what went over the wire without a network.

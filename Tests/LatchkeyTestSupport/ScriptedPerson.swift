@@ -1,7 +1,13 @@
 public import Foundation
-public import LatchkeyCore
 import LatchkeyVault
 import Synchronization
+public import LatchkeyAccounts
+public import LatchkeySecondFactor
+public import LatchkeyOAuth
+public import LatchkeyProviders
+public import LatchkeyBroker
+public import LatchkeyAccounts
+public import LatchkeyBroker
 
 /// A person following a script through any sign-in: what they type, which factor they pick, and
 /// their answer to each code prompt. Everything they were shown is logged for the assertions.

@@ -1,7 +1,6 @@
 import Crypto
 import CryptoExtras
 public import Foundation
-import LatchkeyCore
 public import LatchkeyVault
 
 /// Signs ID tokens the way an OpenID provider does, with keys made for the test run, so engine

@@ -2,9 +2,10 @@ import Foundation
 import LatchkeyEssentials
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyLauncher
 @testable import LatchkeyVault
+@testable import LatchkeyDoctor
+@testable import LatchkeyKeystore
 
 /// The token copies as the full command writes them (`TokenCopies`), read as the launcher reads
 /// them (`TokenFastPath`), in the real kernel keyring.

@@ -3,8 +3,13 @@ import IdentityToolkitEmulator
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeySecondFactor
+@testable import LatchkeySupport
+@testable import LatchkeyProviders
+@testable import LatchkeyAccounts
+@testable import LatchkeyOAuth
+@testable import LatchkeyKeystore
 
 @Suite("Second-factor sign-in against the Identity Toolkit emulator on loopback")
 struct EmulatorSignInTests {

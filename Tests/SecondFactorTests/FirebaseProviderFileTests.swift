@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyTestSupport
 import Testing
+@testable import LatchkeyProviders
+@testable import LatchkeyOAuth
 
-@testable import LatchkeyCore
 
 @Suite("kind = \"firebase\" provider files")
 struct FirebaseProviderFileTests {

@@ -2,8 +2,10 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeySecondFactor
+@testable import LatchkeyProviders
+@testable import LatchkeySupport
 
 @Suite("Firebase REST responses in the shapes of Google's published docs")
 struct FirebaseRESTShapeTests {

@@ -1,8 +1,8 @@
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeySecondFactor
 
 @Suite("The second-factor resolver as a pure state machine")
 struct SecondFactorResolverTests {

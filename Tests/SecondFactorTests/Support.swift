@@ -4,8 +4,13 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-@testable import LatchkeyCore
 @testable import LatchkeyVault
+@testable import LatchkeyProviders
+@testable import LatchkeyAccounts
+@testable import LatchkeyKeystore
+@testable import LatchkeySecondFactor
+@testable import LatchkeyOAuth
+@testable import LatchkeySupport
 
 /// Files under `Tests/SecondFactorTests/Fixtures`.
 enum Fixture {

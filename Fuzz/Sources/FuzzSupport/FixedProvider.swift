@@ -1,4 +1,4 @@
-public import LatchkeyCore
+public import LatchkeyProviders
 
 /// Providers the targets check inputs against, read from provider-file text like a real one.
 public enum FixedProvider {

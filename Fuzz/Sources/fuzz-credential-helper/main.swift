@@ -4,7 +4,8 @@
 // only to a mapped host, and over plain http only to loopback.
 internal import FuzzSupport
 
-@testable internal import LatchkeyCore
+@testable internal import LatchkeyCredentialHelpers
+@testable internal import LatchkeyProviders
 @testable internal import LatchkeyVault
 
 enum Fixed {

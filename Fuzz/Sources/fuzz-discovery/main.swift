@@ -2,7 +2,7 @@
 // that leaves everything to discovery and a plain OAuth 2.0 one with explicit endpoints.
 internal import Foundation
 internal import FuzzSupport
-internal import LatchkeyCore
+internal import LatchkeyOAuth
 internal import LatchkeyVault
 
 @_cdecl("LLVMFuzzerTestOneInput")

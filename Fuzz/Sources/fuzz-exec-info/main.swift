@@ -5,7 +5,7 @@ internal import Foundation
 internal import FuzzSupport
 internal import LatchkeyLauncher
 
-@testable internal import LatchkeyCore
+@testable internal import LatchkeyCredentialHelpers
 @testable internal import LatchkeyVault
 
 @_cdecl("LLVMFuzzerTestOneInput")

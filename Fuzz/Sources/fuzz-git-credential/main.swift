@@ -3,7 +3,8 @@
 // providers' git_hosts.
 internal import FuzzSupport
 
-@testable internal import LatchkeyCore
+@testable internal import LatchkeyCredentialHelpers
+@testable internal import LatchkeyProviders
 @testable internal import LatchkeyVault
 
 enum Fixed {

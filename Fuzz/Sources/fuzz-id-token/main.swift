@@ -7,7 +7,8 @@ internal import Crypto
 internal import Foundation
 internal import FuzzSupport
 
-@testable internal import LatchkeyCore
+@testable internal import LatchkeyOAuth
+@testable internal import LatchkeySupport
 @testable internal import LatchkeyVault
 
 enum Fixed {

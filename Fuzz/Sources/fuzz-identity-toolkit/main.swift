@@ -4,7 +4,7 @@
 internal import Foundation
 internal import FuzzSupport
 
-@testable internal import LatchkeyCore
+@testable internal import LatchkeySecondFactor
 @testable internal import LatchkeyVault
 
 @_cdecl("LLVMFuzzerTestOneInput")

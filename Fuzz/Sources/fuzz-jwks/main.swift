@@ -2,7 +2,7 @@
 // algorithm, so key material of any size reaches the RSA and EC constructors.
 internal import FuzzSupport
 
-@testable internal import LatchkeyCore
+@testable internal import LatchkeyOAuth
 @testable internal import LatchkeyVault
 
 enum Fixed {

@@ -2,7 +2,7 @@
 // read as the answer to a first factor (tokens, hints or error).
 internal import FuzzSupport
 
-@testable internal import LatchkeyCore
+@testable internal import LatchkeySecondFactor
 @testable internal import LatchkeyVault
 
 enum Fixed {

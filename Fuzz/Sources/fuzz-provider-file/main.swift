@@ -4,7 +4,8 @@
 internal import Foundation
 internal import FuzzSupport
 
-@testable internal import LatchkeyCore
+@testable internal import LatchkeyOAuth
+@testable internal import LatchkeyProviders
 @testable internal import LatchkeyVault
 
 @_cdecl("LLVMFuzzerTestOneInput")

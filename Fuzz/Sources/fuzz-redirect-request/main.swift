@@ -6,7 +6,7 @@
 // state check to the issuer, error and code handling.
 internal import Foundation
 internal import FuzzSupport
-internal import LatchkeyCore
+internal import LatchkeyOAuth
 internal import LatchkeyVault
 
 enum Fixed {

@@ -4,7 +4,8 @@
 // answer also drives the device poller, as a poll's answer would.
 internal import Foundation
 internal import FuzzSupport
-internal import LatchkeyCore
+internal import LatchkeyOAuth
+internal import LatchkeySupport
 internal import LatchkeyVault
 
 @_cdecl("LLVMFuzzerTestOneInput")

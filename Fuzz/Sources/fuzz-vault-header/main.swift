@@ -2,7 +2,7 @@
 internal import Crypto
 internal import FuzzSupport
 
-@testable internal import LatchkeyCore
+
 @testable internal import LatchkeyVault
 
 /// A key to try the sealed box with: opening must fail cleanly, never trap.

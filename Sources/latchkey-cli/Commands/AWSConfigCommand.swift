@@ -1,7 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyVault
+import LatchkeyClouds
+import LatchkeyProviders
+import LatchkeyAccounts
+import LatchkeyBroker
 
 /// `latchkey aws-config PROVIDER[:ACCOUNT] --profile NAME`: the AWS config profile whose
 /// `credential_process` runs `aws-credential` with the same options, printed or added to the

@@ -1,9 +1,11 @@
 import ArgumentParser
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
-import LatchkeyLauncher
+import LatchkeyBrokerWire
+import LatchkeyBrokerWire
 import LatchkeyVault
+import LatchkeyClouds
+import LatchkeyProviders
+import LatchkeyBroker
 
 /// The options of `aws-credential` that `aws-config` carries into the profile it writes.
 struct AWSRoleOptions: ParsableArguments {

@@ -1,10 +1,12 @@
 import ArgumentParser
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
+import LatchkeyBrokerWire
 import LatchkeyEssentials
 import LatchkeyVault
 import Synchronization
+import LatchkeyBroker
+import LatchkeyKeystore
+import LatchkeyProviders
 
 /// The signal that ends `latchkey agent`, recorded by its handler.
 private let agentSignal = Atomic<Int32>(0)

@@ -1,7 +1,8 @@
 import ArgumentParser
-import LatchkeyCore
 import LatchkeyEssentials
 import LatchkeyVault
+import LatchkeyBroker
+import LatchkeyAccounts
 
 /// `latchkey default`: which account a bare provider name selects.
 struct DefaultCommand: AsyncParsableCommand {

@@ -1,9 +1,12 @@
 import ArgumentParser
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
-import LatchkeyLauncher
+import LatchkeyBrokerWire
+import LatchkeyBrokerWire
 import LatchkeyVault
+import LatchkeyCredentialHelpers
+import LatchkeyProviders
+import LatchkeyAccounts
+import LatchkeyBroker
 
 /// `docker-credential-latchkey ACTION` (the launcher runs `latchkey docker-credential ACTION`
 /// under that name): the Docker credential-helper protocol over the providers' `registry_hosts`,

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
+import LatchkeyDoctor
 
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyVault
+import LatchkeyClouds
 
 /// `latchkey gcp-credential PROVIDER[:ACCOUNT]`: the executable of a Google Cloud
 /// `external_account` credential configuration. stdout carries Google's executable response and

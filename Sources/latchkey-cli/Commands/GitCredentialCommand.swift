@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
-import LatchkeyLauncher
+import LatchkeyBrokerWire
+import LatchkeyBrokerWire
 import LatchkeyVault
+import LatchkeyCredentialHelpers
+import LatchkeyBroker
 
 /// `latchkey git-credential get|store|erase`: git's credential helper protocol
 /// (gitcredentials(7)) over the providers' `git_hosts`.

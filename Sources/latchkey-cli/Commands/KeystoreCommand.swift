@@ -1,7 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyVault
+import LatchkeyProviders
+import LatchkeyBroker
+import LatchkeyKeystore
+import LatchkeySupport
 
 /// `latchkey keystore`: what concerns the keystore as a whole.
 struct KeystoreCommand: AsyncParsableCommand {

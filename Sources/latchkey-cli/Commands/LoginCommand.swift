@@ -1,7 +1,10 @@
 import ArgumentParser
-import LatchkeyCore
 import LatchkeyEssentials
 import LatchkeyVault
+import LatchkeyProviders
+import LatchkeySecondFactor
+import LatchkeyAccounts
+import LatchkeyBroker
 
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

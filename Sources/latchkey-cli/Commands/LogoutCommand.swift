@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyEssentials
 import LatchkeyVault
+import LatchkeyOAuth
+import LatchkeyBroker
+import LatchkeyAccounts
 
 struct LogoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyVault
+import LatchkeyMCP
+import LatchkeyBroker
+import LatchkeyProviders
 
 /// `latchkey mcp config NAME --client claude|codex|generic`: the entry to paste into an agent's
 /// configuration for an MCP server `latchkey mcp add` added.

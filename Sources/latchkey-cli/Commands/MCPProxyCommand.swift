@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
+import LatchkeyBrokerWire
 import LatchkeyEssentials
 import LatchkeyVault
+import LatchkeyMCP
 
 /// `latchkey mcp proxy NAME[:ACCOUNT]`: a stdio MCP server for clients that speak only stdio or
 /// sign in badly, forwarding to the provider file's `mcp_url` (the agent's, when the token comes

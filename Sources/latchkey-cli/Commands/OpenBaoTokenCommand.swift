@@ -1,7 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyVault
+import LatchkeyKeystore
+import LatchkeyProviders
+import LatchkeyAccounts
+import LatchkeyBroker
 
 /// `latchkey openbao-token PROVIDER[:ACCOUNT] --role ROLE`: logs in to OpenBao's JWT auth method
 /// with the account's ID token and prints the OpenBao client token on stdout, and nothing else,
@@ -27,8 +30,8 @@ struct OpenBaoTokenCommand: AsyncParsableCommand {
     func run() async throws {
         try await Failure.reporting {
             // Everything the person typed is checked before the account is touched.
-            try OpenBaoClient.checkRole(role)
-            try OpenBaoClient.checkMount(authMount, option: "--auth-mount")
+            try OpenBaoNames.checkRole(role)
+            try OpenBaoNames.checkMount(authMount, option: "--auth-mount")
             let context = options.context()
             let provider = AccountSelector(parsing: selector).provider
             // No provider file is needed where a forwarded agent serves the account.

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyVault
+import LatchkeyAccounts
+import LatchkeyBroker
 
 /// `latchkey proof SELECTOR --method M --url U`: a DPoP proof (RFC 9449 §7) for one request with
 /// the account's DPoP-bound access token, printed on stdout; the key stays in the vault.

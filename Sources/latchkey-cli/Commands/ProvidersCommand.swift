@@ -1,8 +1,12 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyTUI
 import LatchkeyVault
+import LatchkeyProviders
+import LatchkeyBroker
+import LatchkeyOAuth
+import LatchkeySupport
+import LatchkeyAccounts
 
 struct ProvidersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyEssentials
 import LatchkeyVault
+import LatchkeyAccounts
+import LatchkeyBroker
 
 /// `latchkey refresh`: the screen's `r` for scripts, whatever the token's expiry.
 struct RefreshCommand: AsyncParsableCommand {

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyTUI
 import LatchkeyVault
+import LatchkeyKeystore
+import LatchkeyBroker
 
 /// `latchkey screen`: the full-screen interface. Falls back to `status` when it cannot draw.
 struct ScreenCommand: AsyncParsableCommand {

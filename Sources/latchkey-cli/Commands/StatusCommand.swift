@@ -1,10 +1,13 @@
 import ArgumentParser
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
+import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyLauncher
+import LatchkeyBrokerWire
 import LatchkeyVault
+import LatchkeyAccounts
+import LatchkeyProviders
+import LatchkeyBroker
+import LatchkeyKeystore
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

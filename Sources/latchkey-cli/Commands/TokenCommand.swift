@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
+import LatchkeyBrokerWire
 import LatchkeyVault
+import LatchkeyOAuth
+import LatchkeyBroker
+import LatchkeyAccounts
 
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,8 +1,11 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyEssentials
 import LatchkeyVault
+import LatchkeySupport
+import LatchkeyKeystore
+import LatchkeyProviders
+import LatchkeyBroker
 
 struct UnlockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

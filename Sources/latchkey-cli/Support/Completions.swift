@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
+import LatchkeyProviders
 
 /// What the shells' completion scripts (`--generate-completion-script`, installed by
 /// scripts/install) ask for on Tab, through `latchkey ---completion …`.

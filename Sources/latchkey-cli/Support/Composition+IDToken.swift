@@ -1,7 +1,8 @@
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
+import LatchkeyBrokerWire
 import LatchkeyVault
+import LatchkeyBroker
+import LatchkeyAccounts
 
 extension Composition {
     /// The ID token of `selector`'s account exactly as `token --id-token` gives it: the agent's

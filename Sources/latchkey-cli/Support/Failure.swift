@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyEssentials
-import LatchkeyLauncher
+import LatchkeyBrokerWire
 import LatchkeyVault
 
 /// The one place where failures become exit statuses (sysexits.h values, listed in latchkey(1)).

@@ -1,10 +1,14 @@
 import ArgumentParser
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
+import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyLauncher
+import LatchkeyBrokerWire
 import LatchkeyVault
+import LatchkeyBroker
+import LatchkeyMCP
+import LatchkeyOAuth
+import LatchkeyAccounts
+import LatchkeyProviders
 
 /// The account's headers for each request the proxy sends: its token as `mcp headers` gets it
 /// (the agent first, else this machine's vault, refreshed as `token` does), with a DPoP proof

@@ -1,7 +1,7 @@
 import CLatchkeySys
 import Foundation
-import LatchkeyCore
 import LatchkeyVault
+import LatchkeyKeystore
 
 /// Asks for the vault passphrase on the controlling terminal with echo off.
 ///

@@ -1,10 +1,11 @@
 import ArgumentParser
 import Foundation
-import LatchkeyAgentWire
-import LatchkeyCore
+import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyLauncher
+import LatchkeyBrokerWire
 import LatchkeyVault
+import LatchkeyBroker
+import LatchkeyKeystore
 
 /// `token`, `exec`, `git-credential`, `status` and the kubectl and container credential helpers
 /// ask `latchkey agent` when `LATCHKEY_AGENT`

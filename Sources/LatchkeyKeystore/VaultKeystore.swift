@@ -1,0 +1,337 @@
+import CLatchkeySys
+import Crypto
+public import Foundation
+import LatchkeyEssentials
+public import LatchkeyVault
+import Synchronization
+import LatchkeySupport
+
+/// The default keystore: one encrypted file, no daemon, works on any machine.
+///
+/// Crash safety: a new vault is written to a temporary file in the same directory, fsynced,
+/// renamed over the old one and the directory fsynced, so a crash at any instant leaves either
+/// the old or the new file. Concurrency: `update` holds `flock` on `vault.lock` throughout.
+public final class VaultKeystore: Keystore {
+    public let path: String
+    public let backendName: String
+    private let passphrase: any PassphraseProvider
+    private let kdf: VaultFormat.KDFParameters
+    /// Where the unlocked key is kept between processes; `nil` keeps it in this process only.
+    public let keyCache: VaultKeyCache?
+    /// How long a passphrase unlock lasts in `keyCache`.
+    private let unlockDuration: TimeInterval
+    /// The derived key and the salt it belongs to: derived once per process (scrypt is slow on purpose).
+    private let unlocked = Mutex<UnlockedKey?>(nil)
+    /// config.toml and its directory mappings, copied for the launcher beside the token copies.
+    private let directories: (identity: String, accounts: DirectoryAccounts)?
+    /// The accounts whose tokens are never copied for the launcher (`confirm = true`).
+    private let releasePolicy: ReleasePolicy?
+
+    struct UnlockedKey {
+        var salt: [UInt8]
+        var parameters: VaultFormat.KDFParameters
+        var key: SymmetricKey
+    }
+
+    /// A vault at `path`; with `cacheKey`, an unlock is remembered in the kernel keyring for
+    /// `unlockDuration`, and `directories` (config.toml's mappings, with the identity of the file
+    /// they were read from) are copied there for the launcher, with the tokens of every account
+    /// but those `releasePolicy` asks a person about.
+    public convenience init(
+        path: String, passphrase: any PassphraseProvider, cacheKey: Bool = false, unlockDuration: TimeInterval = 900,
+        directories: (identity: String, accounts: DirectoryAccounts)? = nil, releasePolicy: ReleasePolicy? = nil
+    ) {
+        self.init(
+            path: path, passphrase: passphrase, kdf: .standard, keyCache: cacheKey ? VaultKeyCache(vaultPath: path) : nil,
+            unlockDuration: unlockDuration, directories: directories, releasePolicy: releasePolicy)
+    }
+
+    /// The `secret-service` keystore: a vault file whose key is a random secret held by the desktop
+    /// Secret Service. scrypt's cost buys nothing for a 256-bit random secret, so it runs at its minimum.
+    public static func secretService(path: String) -> VaultKeystore {
+        VaultKeystore(
+            path: path, passphrase: SecretServiceKey(), kdf: VaultFormat.KDFParameters(log2N: 10, r: 8, p: 1), backendName: "secret-service"
+        )
+    }
+
+    init(
+        path: String, passphrase: any PassphraseProvider, kdf: VaultFormat.KDFParameters, keyCache: VaultKeyCache? = nil,
+        unlockDuration: TimeInterval = 900, backendName: String = VaultFormat.keystoreName,
+        directories: (identity: String, accounts: DirectoryAccounts)? = nil, releasePolicy: ReleasePolicy? = nil
+    ) {
+        self.directories = directories
+        self.releasePolicy = releasePolicy
+        self.path = path
+        self.backendName = backendName
+        self.passphrase = passphrase
+        self.kdf = kdf
+        self.keyCache = keyCache
+        self.unlockDuration = unlockDuration
+    }
+
+    // MARK: - Locking
+
+    /// Unlocks for `duration` (asking for the passphrase unless already unlocked); a missing vault is
+    /// created empty. Returns when the unlock expires.
+    public func unlock(for duration: TimeInterval) async throws -> Date {
+        guard let keyCache else { throw KeystoreError.locked("this vault has no key cache") }
+        if let bytes = try readVaultFile() {
+            _ = try decode(bytes)
+        } else {
+            try ensureDirectory()
+            let lock = try await KeystoreError.file { () async throws(FileError) in try await FileLock.acquire(path: path + ".lock") }
+            defer { lock.release() }
+            if try readVaultFile() == nil { try write([], clients: []) }
+        }
+        guard let unlockedKey = unlocked.withLock({ $0 }) else { throw KeystoreError.locked("no key after unlocking") }
+        let expiry = Date().addingTimeInterval(duration)
+        try keyCache.store(
+            VaultKeyCache.Entry(expiresAt: expiry, salt: unlockedKey.salt, parameters: unlockedKey.parameters, key: unlockedKey.key))
+        // The launcher's copies, with the accounts it must leave to the agent, from the start.
+        _ = try await records()
+        return expiry
+    }
+
+    /// Forgets the key, here and in the kernel keyring; `true` when it was cached there.
+    @discardableResult
+    public func lock() -> Bool {
+        unlocked.withLock { $0 = nil }
+        tokenCopies?.drop()
+        return keyCache?.drop() ?? false
+    }
+
+    private var directory: String { VaultFile.directory(of: path) }
+
+    public func records() async throws(KeystoreError) -> [AccountRecord] {
+        guard let bytes = try readVaultFile() else { return [] }
+        let records = try decode(bytes)
+        refreshTokenCopies(records, vaultFile: bytes)
+        return records
+    }
+
+    public func prepareForWriting() async throws(KeystoreError) {
+        if try readVaultFile() != nil {
+            _ = try await records()
+        } else {
+            try checkDirectory()
+            _ = try currentOrNewHeader()
+        }
+    }
+
+    public func update<Result: Sendable>(
+        isolation: isolated (any Actor)?,
+        _ body: (inout [AccountRecord]) async throws -> Result
+    ) async throws -> Result {
+        try ensureDirectory()
+        let lock = try await KeystoreError.file { () async throws(FileError) in try await FileLock.acquire(path: path + ".lock") }
+        defer { lock.release() }
+        var stored = try readVaultFile()
+        var records = try stored.map(decode) ?? []
+        let before = records
+        let result = try await body(&records)
+        // The clients only when writing: most updates change nothing, and a write already pays
+        // for an fsync of the file and its directory.
+        if records != before || stored == nil && !records.isEmpty {
+            stored = try write(records, clients: try stored.map(decodeClients) ?? [])
+        }
+        refreshTokenCopies(records, vaultFile: stored)
+        return result
+    }
+
+    public func updateAccount<Result: Sendable>(
+        _ identity: AccountIdentity, isolation: isolated (any Actor)?, _ body: (inout AccountRecord?) async throws -> Result
+    ) async throws -> Result {
+        try await updatingOneRecord(identity, isolation: isolation, body)
+    }
+
+    public func registeredClients() async throws(KeystoreError) -> [RegisteredClient] {
+        guard let bytes = try readVaultFile() else { return [] }
+        return try decodeClients(bytes)
+    }
+
+    public func updateRegisteredClients<Result: Sendable>(
+        isolation: isolated (any Actor)?,
+        _ body: (inout [RegisteredClient]) async throws -> Result
+    ) async throws -> Result {
+        try ensureDirectory()
+        let lock = try await KeystoreError.file { () async throws(FileError) in try await FileLock.acquire(path: path + ".lock") }
+        defer { lock.release() }
+        let stored = try readVaultFile()
+        let (records, read) = try stored.map(decodeAll) ?? ([], [])
+        var clients = read
+        let result = try await body(&clients)
+        if clients != read {
+            let written = try write(records, clients: clients)
+            refreshTokenCopies(records, vaultFile: written)
+        }
+        return result
+    }
+
+    public func keepAnswerForLauncher(_ text: [UInt8], key: (_ vaultPath: String) -> String, of record: AccountRecord, until: Date) {
+        tokenCopies?.keepAnswer(text, key: key(path), of: record, releasePolicy: releasePolicy, usableUntil: until)
+    }
+
+    /// The fast path's copies, only for a vault whose unlock is cached (they expire with it).
+    private var tokenCopies: TokenCopies? { keyCache.map { _ in TokenCopies(vaultPath: path) } }
+
+    /// `vaultFile`: the bytes the records came from or went to (`nil` when there is no file).
+    private func refreshTokenCopies(_ records: [AccountRecord], vaultFile: [UInt8]?) {
+        guard let tokenCopies, let until = keyCache?.unlockedUntil else { return }
+        tokenCopies.sync(records, releasePolicy: releasePolicy, directories: directories, unlockedUntil: until, vaultFile: vaultFile)
+    }
+
+    // MARK: - Reading
+
+    /// The file's bytes, `nil` when there is no vault yet. Refuses what `VaultFile` refuses: a
+    /// file others can read, a directory others could swap it in, and anything but a regular file
+    /// of sane size (a FIFO would block, a huge sparse file would be allocated whole).
+    private func readVaultFile() throws(KeystoreError) -> [UInt8]? {
+        switch VaultFile.read(path) {
+        case .success(let bytes): return bytes
+        case .failure(let problem): throw error(for: problem)
+        }
+    }
+
+    /// Checks what every read insists on, without opening or decrypting the vault (`latchkey
+    /// doctor`); `false` when there is no vault file yet.
+    public func checkPermissions() throws(KeystoreError) -> Bool {
+        switch VaultFile.check(path) {
+        case .success(let exists): return exists
+        case .failure(let problem): throw error(for: problem)
+        }
+    }
+
+    private func error(for problem: VaultFile.Problem) -> KeystoreError {
+        KeystoreError(problem, path: path)
+    }
+
+    private func decode(_ bytes: [UInt8]) throws(KeystoreError) -> [AccountRecord] {
+        try unseal(bytes, reading: VaultContents.decode)
+    }
+
+    private func decodeClients(_ bytes: [UInt8]) throws(KeystoreError) -> [RegisteredClient] {
+        try unseal(bytes, reading: VaultContents.decodeClients)
+    }
+
+    /// Both, from one decryption: what an update writes back beside what it changed.
+    private func decodeAll(_ bytes: [UInt8]) throws(KeystoreError) -> ([AccountRecord], [RegisteredClient]) {
+        try unseal(bytes) { (try VaultContents.decode($0), try VaultContents.decodeClients($0)) }
+    }
+
+    /// What `read` makes of the vault's decrypted contents, which are wiped afterwards.
+    private func unseal<Contents>(_ bytes: [UInt8], reading read: ([UInt8]) throws -> Contents) throws(KeystoreError) -> Contents {
+        let parsed: (header: VaultFormat.Header, headerBytes: [UInt8], sealed: [UInt8])
+        do {
+            parsed = try VaultFormat.parse(bytes)
+        } catch {
+            switch error {
+            case .notAVault: throw .damaged(path: path, reason: "it does not start with Latchkey's vault header")
+            case .truncated: throw .damaged(path: path, reason: "it is truncated (\(bytes.count) bytes)")
+            case .newerVersion(let version): throw .newerFormat(path: path, version: version)
+            case .unsupported(let what): throw .damaged(path: path, reason: "unsupported \(what)")
+            }
+        }
+        let key = try key(for: parsed.header)
+        var plaintext: [UInt8]
+        do {
+            plaintext = try VaultFormat.open(sealed: parsed.sealed, headerBytes: parsed.headerBytes, key: key)
+        } catch {
+            throw .damaged(path: path, reason: "its contents fail authentication (a modified or corrupted byte)")
+        }
+        defer { plaintext.zeroize() }
+        do {
+            return try read(plaintext)
+        } catch {
+            throw .damaged(path: path, reason: "its decrypted contents are not the expected records")
+        }
+    }
+
+    /// The key for `header`, derived from the passphrase unless already unlocked in this process.
+    private func key(for header: VaultFormat.Header) throws(KeystoreError) -> SymmetricKey {
+        if let cached = unlocked.withLock({ $0 }), cached.salt == header.salt, cached.parameters == header.kdf {
+            return cached.key
+        }
+        if let cached = keyCache?.key(for: header) {
+            unlocked.withLock { $0 = UnlockedKey(salt: header.salt, parameters: header.kdf, key: cached) }
+            return cached
+        }
+        let secret = try passphrase.passphrase(forVault: path, creating: false)
+        let key: SymmetricKey
+        do {
+            key = try VaultFormat.deriveKey(passphrase: secret, salt: header.salt, parameters: header.kdf)
+        } catch {
+            throw .io(path: path, reason: "key derivation failed: \(error)")
+        }
+        guard constantTimeEqual(VaultFormat.keyCheck(for: key), header.keyCheck) else { throw .wrongPassphrase(path: path) }
+        remember(UnlockedKey(salt: header.salt, parameters: header.kdf, key: key))
+        return key
+    }
+
+    // MARK: - Writing
+
+    /// Returns the bytes now in the file.
+    @discardableResult
+    private func write(_ records: [AccountRecord], clients: [RegisteredClient]) throws(KeystoreError) -> [UInt8] {
+        let header = try currentOrNewHeader()
+        guard let key = unlocked.withLock({ $0?.key }) else { throw .locked("no key after unlocking") }
+        var plaintext: [UInt8] = []
+        defer { plaintext.zeroize() }
+        let sealed: [UInt8]
+        do {
+            plaintext = try VaultContents.encode(records, clients: clients)
+            sealed = try VaultFormat.seal(plaintext, header: header, key: key)
+        } catch {
+            throw .io(path: path, reason: "cannot encrypt the records: \(error)")
+        }
+        // Never a vault every later read would refuse.
+        guard sealed.count <= VaultFile.largestSize else {
+            throw .io(
+                path: path,
+                reason:
+                    "the records would take \(sealed.count) bytes, more than a vault may hold (\(VaultFile.largestSize >> 20) MiB); nothing was changed"
+            )
+        }
+        try KeystoreError.file { () throws(FileError) in try AtomicFile.replace(path, with: sealed) }
+        return sealed
+    }
+
+    /// The header of the unlocked key; a brand-new vault gets a fresh salt and asks for a passphrase.
+    private func currentOrNewHeader() throws(KeystoreError) -> VaultFormat.Header {
+        if let cached = unlocked.withLock({ $0 }) {
+            return VaultFormat.Header(
+                version: VaultFormat.currentVersion, kdf: cached.parameters, salt: cached.salt,
+                keyCheck: VaultFormat.keyCheck(for: cached.key))
+        }
+        let secret = try passphrase.passphrase(forVault: path, creating: true)
+        let salt = SecureRandom.bytes(16)
+        let key: SymmetricKey
+        do {
+            key = try VaultFormat.deriveKey(passphrase: secret, salt: salt, parameters: kdf)
+        } catch {
+            throw .io(path: path, reason: "key derivation failed: \(error)")
+        }
+        remember(UnlockedKey(salt: salt, parameters: kdf, key: key))
+        return VaultFormat.Header(version: VaultFormat.currentVersion, kdf: kdf, salt: salt, keyCheck: VaultFormat.keyCheck(for: key))
+    }
+
+    /// Keeps a key derived from the passphrase, in this process and (when enabled) in the kernel
+    /// keyring, so the next process does not ask again. A keyring that refuses is not an error:
+    /// the next process asks for the passphrase.
+    private func remember(_ key: UnlockedKey) {
+        unlocked.withLock { $0 = key }
+        guard let keyCache, unlockDuration > 0 else { return }
+        try? keyCache.store(
+            VaultKeyCache.Entry(
+                expiresAt: Date().addingTimeInterval(unlockDuration), salt: key.salt, parameters: key.parameters, key: key.key))
+    }
+
+    /// A directory another user can write to could have the vault replaced by one of theirs (a
+    /// rename needs only the directory's write bit), so it is refused like a readable vault.
+    private func checkDirectory() throws(KeystoreError) {
+        if let problem = VaultFile.directoryProblem(directory) { throw error(for: problem) }
+    }
+
+    private func ensureDirectory() throws(KeystoreError) {
+        try KeystoreError.file { () throws(FileError) in try AtomicFile.ensureDirectory(directory, of: path) }
+    }
+}
