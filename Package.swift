@@ -47,7 +47,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
@@ -151,18 +150,9 @@ let package = Package(
         .target(name: "CLatchkeySecret"),
         // libcurl's easy interface, loaded with dlopen on the first request: the HTTP client.
         .target(name: "CLatchkeyCurl"),
-        // The one HTTP/1.1 server on loopback (SwiftNIO): the redirect listener, the emulator and
-        // the demo provider serve through it.
-        .target(
-            name: "LoopbackHTTP",
-            dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ],
-            swiftSettings: strictSettings
-        ),
+        // The one HTTP/1.1 server on loopback, on POSIX sockets and a thread per connection: the
+        // redirect listener, the emulator and the demo provider serve through it.
+        .target(name: "LoopbackHTTP", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
         // The primitives every part uses, without Foundation: paths, the kernel keyring, checked
         // files and programs, policy-file fingerprints and the terminal-text sanitiser.
         .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
@@ -247,7 +237,7 @@ let package = Package(
         // A loopback emulator of the Firebase Auth / Identity Platform REST endpoints (second factor).
         .target(
             name: "IdentityToolkitEmulator",
-            dependencies: cryptoAndLoopbackHTTP + [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: cryptoAndLoopbackHTTP,
             swiftSettings: strictSettings
         ),
         // Thin executable serving the emulator on a loopback port.

@@ -1,6 +1,5 @@
 import Crypto
 public import Foundation
-import NIOConcurrencyHelpers
 
 /// The emulated project: users, pending codes, refresh tokens and the clock, behind one lock.
 ///
@@ -27,7 +26,7 @@ public final class IdentityToolkitState: @unchecked Sendable {
         var secondFactorIdentifier: String?
     }
 
-    private let lock = NIOLock()
+    private let lock = NSLock()
     private var configuration: EmulatorConfiguration
     private var users: [String: EmulatorUser]
     private var records: [String: VerificationRecord] = [:]

@@ -13,6 +13,7 @@
 // Named here, not only found in this directory: a build that compiled the module before the
 // agent's header existed would otherwise keep its cached module without it.
 #include "clatchkey_agent.h"
+#include "clatchkey_tcp.h"
 #include <sys/resource.h>
 
 /// pipe2(2) with O_CLOEXEC: no child started meanwhile by another thread inherits either end.
