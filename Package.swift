@@ -205,6 +205,7 @@ let package = Package(
             name: "latchkey-cli",
             dependencies: rooms + [
                 "CLatchkeySys",
+                "LatchkeyEssentials",
                 "LatchkeyVault",
                 "LatchkeyBrokerWire",
                 "LatchkeyTUI",

@@ -44,24 +44,25 @@ public enum NarrowingError: LatchkeyError, Equatable {
 }
 
 extension AccountService {
-    /// The access token a command hands on for `record`, an account it has just made valid: the
-    /// account's own, or with `narrowing` one for that resource and those scopes, of that very
-    /// account (not whichever one its provider's name would select). `interaction` signs the
-    /// account in again when only a sign-in naming the resource can give that token; the account
-    /// comes back as it then is (with a new DPoP key, say).
+    /// The access token handed on for `record`, an account just made valid: the account's own, or
+    /// with `narrowing` one for that resource and those scopes, of that very account (not
+    /// whichever one its provider's name would select), with when it expires. `interaction`
+    /// signs the account in again when only a sign-in naming the resource can give that token;
+    /// the account comes back as it then is (with a new DPoP key, say).
     public func accessToken(
         of record: AccountRecord, narrowing: TokenNarrowing?, minimumLifetime: TimeInterval,
         signingInWith interaction: (any SignInInteraction)? = nil
-    ) async throws -> (token: Secret, record: AccountRecord) {
-        guard let narrowing else { return (record.accessToken, record) }
-        if let token = try await unkeptMachineToken(of: record, narrowing) { return (token, record) }
+    ) async throws -> (token: Secret, expiresAt: Date?, record: AccountRecord) {
+        guard let narrowing else { return (record.accessToken, record.expiresAt, record) }
+        if let token = try await unkeptMachineToken(of: record, narrowing) { return (token, nil, record) }
         let account = AccountSelector(provider: record.provider, account: record.subject)
         do {
-            return (try await narrowedToken(for: account, narrowing, minimumLifetime: minimumLifetime).accessToken, record)
+            let token = try await narrowedToken(for: account, narrowing, minimumLifetime: minimumLifetime)
+            return (token.accessToken, token.expiresAt, record)
         } catch {
             try await signInAgain(account, because: error, interaction)
             let token = try await narrowedToken(for: account, narrowing, minimumLifetime: minimumLifetime)
-            return (token.accessToken, try account.select(from: try await keystore.records()))
+            return (token.accessToken, token.expiresAt, try account.select(from: try await keystore.records()))
         }
     }
 

@@ -12,14 +12,15 @@ extension AccountService {
         return key.proof(method: method, url: url, at: engine.now(), nonce: nonce, accessToken: token)
     }
 
-    /// A proof for `method` `url` for `record`'s access token, when `tokenHash` is that token's
-    /// `ath`: the agent's `dpop-proof`, for a client that holds the token but not the key. A
-    /// proof for any other token (an old one, or one the client never got here) is refused
-    /// unsigned (`DPoPError.notCurrentToken`).
+    /// A proof for `method` `url` for the access token of `record` whose `ath` is `tokenHash`:
+    /// its own or one of its kept narrowed tokens (all bound to the account's key), for a client
+    /// that holds the token but not the key. A proof for any other token (an old one, or one the
+    /// client never got here) is refused unsigned (`DPoPError.notCurrentToken`).
     public func proof(for record: AccountRecord, tokenHash: String, method: String, url: URL, nonce: String?) throws -> String {
-        guard DPoPKey.accessTokenHash(record.accessToken) == tokenHash else {
+        let tokens = [record.accessToken] + (record.narrowedTokens ?? []).map(\.accessToken)
+        guard let token = tokens.first(where: { DPoPKey.accessTokenHash($0) == tokenHash }) else {
             throw DPoPError.notCurrentToken(account: record.label, provider: record.provider)
         }
-        return try proof(for: record, token: record.accessToken, method: method, url: url, nonce: nonce)
+        return try proof(for: record, token: token, method: method, url: url, nonce: nonce)
     }
 }

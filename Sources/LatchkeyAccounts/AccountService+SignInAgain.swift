@@ -37,7 +37,7 @@ extension AccountService {
     /// Latchkey is the broker's to decide, not this.
     public func usableRecord(
         for selector: AccountSelector, minimumLifetime: TimeInterval, signingInWith interaction: (any SignInInteraction)?,
-        stepUp: StepUp, timeout: Duration
+        stepUp: StepUp = StepUp(), timeout: Duration = .seconds(300)
     ) async throws -> AccountRecord {
         let record: AccountRecord
         do {

@@ -18,14 +18,7 @@ extension Agent {
         var failed: [String: Date] = [:]
         /// Account and expiry already announced to `on_expiring` / `on_reauth_needed`.
         var announced: Set<String> = []
-        /// Account → when a client's refused token last made the agent refresh it.
-        var forced: [String: Date] = [:]
     }
-
-    /// How often a client's refused token may make the agent refresh one account: a server that
-    /// refuses a token just refreshed will refuse the next too, and a client could otherwise
-    /// make the agent refresh in a loop.
-    static let forcedRefreshInterval: TimeInterval = 30
 
     /// How long the agent sleeps at most between two looks at the accounts.
     static let checkInterval: Duration = .seconds(30)
@@ -79,18 +72,6 @@ extension Agent {
         return next
     }
 
-    /// `nil` when a client's refused token may make the agent refresh account `key` now (and
-    /// from now on that counts as its last such refresh), else the seconds until it may.
-    func forcedRefreshWait(for key: String, now: Date) -> Int? {
-        freshness.withLock { freshness in
-            if let last = freshness.forced[key], now.timeIntervalSince(last) < Self.forcedRefreshInterval {
-                return max(1, Int((Self.forcedRefreshInterval - now.timeIntervalSince(last)).rounded(.up)))
-            }
-            freshness.forced[key] = now
-            return nil
-        }
-    }
-
     /// When `record` should be refreshed: as soon as `validRecord` with the refresh window would
     /// refresh it (the window, capped at half the token's lifetime, before expiry).
     static func refreshDue(_ record: AccountRecord) -> Date {
@@ -101,7 +82,7 @@ extension Agent {
 
     /// `on_expiring` for an account without a refresh token whose token ends within
     /// `expiring_minutes`; once it has ended, it needs a sign-in.
-    private func announceExpiry(of record: AccountRecord, expiresAt: Date, now: Date, key: String, settings: Settings) {
+    private func announceExpiry(of record: AccountRecord, expiresAt: Date, now: Date, key: String, settings: BrokerSettings) {
         let left = expiresAt.timeIntervalSince(now)
         guard left < TimeInterval(settings.configuration.hooks.expiringMinutes * 60) else { return }
         let episode = key + "|\(expiresAt.timeIntervalSince1970)|" + (left > 0 ? "expiring" : "expired")

@@ -24,23 +24,20 @@ public final class Agent: Sendable {
         public var socket: String?
         /// The socket for `ssh -R`, whose connections count as forwarded.
         public var forwardSocket: String?
-        /// The exit status a refused request's command should end with (the command line's map).
-        public var exitStatus: @Sendable (FailureCategory) -> Int32
         /// What the agent says as it runs (stderr): refreshes that failed, refused connections.
         public var say: @Sendable (String) -> Void
         /// Told of each release waiting for a person (a prompt on the agent's terminal, a desktop
         /// notification); the screen and `latchkey approve` hear of them through the socket.
-        public var announce: @Sendable (AgentAnswer.Confirmation) -> Void
+        public var announce: @Sendable (WaitingRelease) -> Void
         /// What one client may take.
         var limits = AgentListener.Limits()
 
         public init(
-            socket: String? = nil, forwardSocket: String? = nil, exitStatus: @escaping @Sendable (FailureCategory) -> Int32,
-            say: @escaping @Sendable (String) -> Void, announce: @escaping @Sendable (AgentAnswer.Confirmation) -> Void = { _ in }
+            socket: String? = nil, forwardSocket: String? = nil, say: @escaping @Sendable (String) -> Void,
+            announce: @escaping @Sendable (WaitingRelease) -> Void = { _ in }
         ) {
             self.socket = socket
             self.forwardSocket = forwardSocket
-            self.exitStatus = exitStatus
             self.say = say
             self.announce = announce
         }
@@ -54,48 +51,32 @@ public final class Agent: Sendable {
     let paths: LatchkeyPaths
     let records: RecentRecords
     /// The vault the agent holds, named to local clients that may sign in to it themselves.
-    let vaultPath: String?
+    let vaultPath: String
     /// The engine, browser and listeners every request's `AccountService` shares.
     let base: AccountService
     /// The rule behind the vault's token copies, kept to the settings as they are read again.
     private let releasePolicy: ReleasePolicy?
     let log: ReleaseLog
     let confirmations: Confirmations
-    private let current: Mutex<Settings>
+    /// What the agent's broker remembers across connections (`ForcedRefresh`, `ScopeStepUp`).
+    let memory = LocalBroker.Memory()
+    private let current: Mutex<BrokerSettings>
     private let running = Mutex<(listener: AgentListener?, stopped: Bool, finished: CheckedContinuation<Void, Never>?)>((nil, false, nil))
     let freshness = Mutex(Freshness())
-
-    /// config.toml, the providers and the hooks, with what they were read from.
-    struct Settings: Sendable {
-        /// The policy files as they were before these were read; `nil` until read by the agent.
-        var sources: PolicySnapshot?
-        var configuration: LatchkeyConfiguration
-        /// `false` while config.toml does not parse: `configuration` is then the one before.
-        var configurationReadable = true
-        var catalog: ProviderCatalog
-        var hooks: Hooks
-
-        /// What may be done with `record`'s tokens (`LatchkeyConfiguration.sharing`): while
-        /// config.toml does not parse, nothing goes to a forwarded connection and every release
-        /// waits for a person.
-        func sharing(of record: AccountRecord) -> (forward: Bool, confirm: Bool) {
-            LatchkeyConfiguration.sharing(of: record, configuration: configurationReadable ? configuration : nil, catalog: catalog)
-        }
-    }
 
     public init(composition: Composition, options: Options) {
         self.options = options
         environment = composition.environment
         paths = LatchkeyPaths(environment: composition.environment)
-        vaultPath = (composition.keystore as? VaultKeystore)?.path
-        records = RecentRecords(composition.keystore, path: vaultPath ?? paths.vaultFile)
+        vaultPath = composition.keystore.location
+        records = RecentRecords(composition.keystore)
         base = composition.service
         releasePolicy = composition.releasePolicy
         log = ReleaseLog(path: ReleaseLog.defaultPath(environment: composition.environment))
         confirmations = Confirmations(announce: options.announce)
         let configuration = (try? composition.configuration.get()) ?? LatchkeyConfiguration()
         current = Mutex(
-            Settings(
+            BrokerSettings(
                 configuration: configuration, catalog: composition.catalog,
                 hooks: Hooks(settings: configuration.hooks, environment: composition.environment, report: options.say)))
     }
@@ -120,7 +101,7 @@ public final class Agent: Sendable {
             sockets.append(AgentListener.Socket(descriptor: bound[1].descriptor, path: forward, kind: .forwarded))
         }
         let listener = try AgentListener(
-            sockets: sockets, limits: options.limits, refusalStatus: options.exitStatus(.usage), log: options.say
+            sockets: sockets, limits: options.limits, log: options.say
         ) { [self] connection, line in
             Task { await handle(line, on: connection) }
         }
@@ -134,7 +115,7 @@ public final class Agent: Sendable {
         thread.start()
         options.say(
             "listening on \(local)" + (options.forwardSocket.map { " and, for forwarded connections, on \($0)" } ?? "")
-                + " (vault \(vaultPath ?? records.backendName))")
+                + " (\(records.backendName) \(vaultPath))")
         let fresh = Task { await keepFresh() }
         await withCheckedContinuation { continuation in
             let stopped = running.withLock { state in
@@ -178,7 +159,7 @@ public final class Agent: Sendable {
     /// replaced or rewritten in place). While config.toml does not parse, the settings before it
     /// are kept for everything but the policy, which then refuses every forwarded release and
     /// asks a person for every other (`Settings.sharing`).
-    func settings() -> Settings {
+    func settings() -> BrokerSettings {
         let sources = PolicySnapshot { environment[$0] }
         return current.withLock { settings in
             if let previous = settings.sources, previous.matches(sources) { return settings }
@@ -206,7 +187,7 @@ public final class Agent: Sendable {
 
     /// An `AccountService` for one request: the agent's keystore and engine, and for a local
     /// client its working directory, so a bare provider means what it would mean there.
-    func service(_ settings: Settings, workingDirectory: String?) -> AccountService {
+    func service(_ settings: BrokerSettings, workingDirectory: String?) -> AccountService {
         var here: WorkingDirectory?
         if let workingDirectory, workingDirectory.hasPrefix("/"), !settings.configuration.directories.mappings.isEmpty {
             here = WorkingDirectory(
@@ -225,5 +206,5 @@ extension Agent {
     public func answer(_ id: Int, approve: Bool) -> Bool { confirmations.answer(id, approve: approve) }
 
     /// The releases waiting for a person, oldest first.
-    public var waiting: [AgentAnswer.Confirmation] { confirmations.waiting }
+    public var waiting: [WaitingRelease] { confirmations.waiting }
 }

@@ -1,4 +1,4 @@
-import LatchkeyBrokerWire
+public import LatchkeyBrokerWire
 import LatchkeyEssentials
 public import LatchkeyVault
 
@@ -18,22 +18,17 @@ public enum AgentError: LatchkeyError, Equatable {
 
     // MARK: Requests
 
-    /// Not one JSON request line of the protocol.
-    case malformedRequest(reason: String)
-    case unsupportedVersion(Int)
-    case unknownOperation(String)
+    /// A line that is not a request of this version of the broker's protocol.
+    case mismatch(WireMismatch)
     /// `approve`, `deny` and `watch` are for this machine's own commands.
     case notForForwarded(operation: String)
     case noSuchConfirmation(Int)
-    /// A client's refused token made the agent refresh this account moments ago
-    /// (`Agent.forcedRefreshInterval`); not again yet.
-    case refreshedRecently(account: String, seconds: Int)
 
     public var category: FailureCategory {
         switch self {
-        case .noRuntimeDirectory, .malformedRequest, .unsupportedVersion, .unknownOperation: return .usage
+        case .noRuntimeDirectory, .mismatch: return .usage
         case .unsafeDirectory, .notOurSocket, .cannotListen: return .cannotCreate
-        case .alreadyRunning, .refreshedRecently: return .unavailable
+        case .alreadyRunning: return .unavailable
         case .notForForwarded: return .keystore
         case .noSuchConfirmation: return .notFound
         }
@@ -51,19 +46,12 @@ public enum AgentError: LatchkeyError, Equatable {
             return "an agent already answers at \(path); stop it first, or give another path"
         case .cannotListen(let path, let reason):
             return "cannot listen at \(path): \(reason)"
-        case .malformedRequest(let reason):
-            return "not a request: \(reason)"
-        case .unsupportedVersion(let version):
-            return "protocol version \(version) is not one this agent speaks (\(AgentWire.version)); use the same Latchkey on both ends"
-        case .unknownOperation(let name):
-            return "unknown request \"\(TerminalText.sanitized(name, maxLength: 40))\""
+        case .mismatch(let mismatch):
+            return mismatch.description
         case .notForForwarded(let operation):
             return "\(operation) is answered only on the agent's own machine, not over a forwarded socket"
         case .noSuchConfirmation(let id):
             return "no request \(id) waits for approval (answered already, or timed out)"
-        case .refreshedRecently(let account, let seconds):
-            return
-                "\(TerminalText.sanitized(account, maxLength: 200)) was refreshed moments ago for a token a server refused; the agent refreshes it again for that reason in \(seconds) s (a server refusing fresh tokens needs a look where the agent runs)"
         }
     }
 }

@@ -21,7 +21,7 @@ final class AgentListener: Sendable {
     /// What one client may take, each one tried by `Tests/e2e/test_agent.py` as an attacker would.
     struct Limits: Sendable {
         /// A request longer than this (newline included) is refused unread.
-        var requestBytes = AgentWire.requestLimit
+        var requestBytes = BrokerWire.requestLimit
         /// The whole request must arrive within this long of the connection.
         var requestTime: Duration = .seconds(5)
         /// A final answer must be taken within this long, or the connection is dropped.
@@ -43,15 +43,13 @@ final class AgentListener: Sendable {
     private let sockets: [Socket]
     private let limits: Limits
     private let handler: Handler
-    /// The exit status a refused request tells its client to end with (a usage error).
-    private let refusalStatus: Int32
     private let log: @Sendable (String) -> Void
     /// Written to by any thread to wake `poll` (answers to send, `stop`).
     private let wake: (read: Int32, write: Int32)
     private let outbox = Mutex<(answers: [(connection: Int, bytes: [UInt8], final: Bool)], stopping: Bool)>(([], false))
 
     init(
-        sockets: [Socket], limits: Limits = Limits(), refusalStatus: Int32, log: @escaping @Sendable (String) -> Void,
+        sockets: [Socket], limits: Limits = Limits(), log: @escaping @Sendable (String) -> Void,
         handler: @escaping Handler
     ) throws {
         var fds: [Int32] = [0, 0]
@@ -62,7 +60,6 @@ final class AgentListener: Sendable {
         self.sockets = sockets
         self.limits = limits
         self.handler = handler
-        self.refusalStatus = refusalStatus
         self.log = log
     }
 
@@ -264,7 +261,7 @@ final class AgentListener: Sendable {
 
     /// One last line saying why, if the socket takes it now; the connection is dropped after.
     private func refuse(_ client: Client, _ reason: String) {
-        guard let line = try? AgentWire.line(AgentAnswer.failure(reason, exit: refusalStatus)) else { return }
+        guard let line = try? BrokerAnswer.refused(BrokerRefusal(message: reason, category: .usage)).line() else { return }
         _ = line.withUnsafeBytes { lk_send_some(client.descriptor, $0.baseAddress, $0.count) }
     }
 
@@ -300,8 +297,8 @@ final class AgentConnection: Sendable {
     var peerSummary: String { "pid \(pid) on the \(kind.rawValue) socket" }
 
     /// Sends one answer line; `final` closes the connection once it is written.
-    func send(_ answer: AgentAnswer, final: Bool = true) {
-        guard !isClosed, let line = try? AgentWire.line(answer) else { return }
+    func send(_ answer: BrokerAnswer, final: Bool = true) {
+        guard !isClosed, let line = try? answer.line() else { return }
         listener.queue(line, final: final, on: id)
     }
 

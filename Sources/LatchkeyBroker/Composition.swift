@@ -113,6 +113,20 @@ public struct Composition: Sendable {
 struct UnusableKeystore: Keystore {
     let errors: ProviderFileErrors
     var backendName: String { "unusable" }
+    var location: String { "unusable" }
+    var freshness: RecordsFreshness { .forSeconds(0) }
+    var launcherWindow: LauncherWindow { .none(reason: error.description) }
+
+    func unlock(for duration: TimeInterval) async throws -> Date { throw error }
+
+    @discardableResult
+    func lock() -> Bool { false }
+
+    func keepAnswerForLauncher(_ text: [UInt8], key: (_ location: String) -> String, of record: AccountRecord, until: Date) {}
+
+    func findings(environment: [String: String]) -> [Finding] {
+        [Finding(.problem, "keystore", "none can be chosen while config.toml has errors", fix: "fix config.toml first")]
+    }
 
     func records() async throws(KeystoreError) -> [AccountRecord] { throw error }
 

@@ -10,15 +10,15 @@ import Synchronization
 /// is refused at its deadline, and one whose client went away is dropped.
 final class Confirmations: Sendable {
     private struct Waiting {
-        var request: AgentAnswer.Confirmation
+        var request: WaitingRelease
         var continuation: CheckedContinuation<ReleaseDecision.Answer, Never>
     }
 
     private let state = Mutex<(next: Int, waiting: [Int: Waiting], watchers: [Int: AgentConnection])>((1, [:], [:]))
     /// Told of every new request (the agent's terminal prompt, a desktop notification).
-    private let announce: @Sendable (AgentAnswer.Confirmation) -> Void
+    private let announce: @Sendable (WaitingRelease) -> Void
 
-    init(announce: @escaping @Sendable (AgentAnswer.Confirmation) -> Void) {
+    init(announce: @escaping @Sendable (WaitingRelease) -> Void) {
         self.announce = announce
     }
 
@@ -26,12 +26,12 @@ final class Confirmations: Sendable {
     /// `started` gets the request before anyone is told, for the client's "waiting" line.
     func ask(
         account: String, requester: Requester, timeout: Duration, connection: AgentConnection,
-        started: @Sendable (AgentAnswer.Confirmation) -> Void
+        started: @Sendable (WaitingRelease) -> Void
     ) async -> ReleaseDecision.Answer {
         let expiresAt = Int(Date().timeIntervalSince1970) + Int(timeout.components.seconds)
         return await withCheckedContinuation { continuation in
             let (request, watchers) = state.withLock { state in
-                let request = AgentAnswer.Confirmation(
+                let request = WaitingRelease(
                     id: state.next, account: account, requester: requester.description, forwarded: requester.forwarded, expiresAt: expiresAt
                 )
                 state.next += 1
@@ -39,9 +39,7 @@ final class Confirmations: Sendable {
                 return (request, Array(state.watchers.values))
             }
             started(request)
-            var event = AgentAnswer(ok: true)
-            event.confirmation = request
-            for watcher in watchers { watcher.send(event, final: false) }
+            for watcher in watchers { watcher.send(.confirmation(request), final: false) }
             announce(request)
             connection.onClose { [weak self] in self?.finish(request.id, .abandoned) }
             Task { [weak self] in
@@ -57,7 +55,7 @@ final class Confirmations: Sendable {
     }
 
     /// Every request still waiting, oldest first.
-    var waiting: [AgentAnswer.Confirmation] {
+    var waiting: [WaitingRelease] {
         state.withLock { $0.waiting.values.map(\.request).sorted { $0.id < $1.id } }
     }
 
@@ -67,11 +65,7 @@ final class Confirmations: Sendable {
             state.watchers[connection.id] = connection
             return state.waiting.values.map(\.request).sorted { $0.id < $1.id }
         }
-        for request in pending {
-            var event = AgentAnswer(ok: true)
-            event.confirmation = request
-            connection.send(event, final: false)
-        }
+        for request in pending { connection.send(.confirmation(request), final: false) }
         connection.onClose { [weak self] in
             _ = self?.state.withLock { $0.watchers.removeValue(forKey: connection.id) }
         }
@@ -82,9 +76,7 @@ final class Confirmations: Sendable {
         let (waiting, watchers) = state.withLock { state in (state.waiting.removeValue(forKey: id), Array(state.watchers.values)) }
         guard let waiting else { return false }
         waiting.continuation.resume(returning: decision)
-        var event = AgentAnswer(ok: true)
-        event.closed = id
-        for watcher in watchers { watcher.send(event, final: false) }
+        for watcher in watchers { watcher.send(.closed(id), final: false) }
         return true
     }
 }

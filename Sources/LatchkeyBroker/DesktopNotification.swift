@@ -10,7 +10,7 @@ import LatchkeySupport
 public enum DesktopNotification {
     /// Shows `request`; `false` when there is no desktop or no `notify-send`.
     @discardableResult
-    public static func show(_ request: AgentAnswer.Confirmation, environment: [String: String]) -> Bool {
+    public static func show(_ request: WaitingRelease, environment: [String: String]) -> Bool {
         guard environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil,
             let program = ExecutableSearch.find("notify-send", environment: environment)
         else { return false }

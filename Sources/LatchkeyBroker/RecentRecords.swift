@@ -3,31 +3,51 @@ import Foundation
 import LatchkeyVault
 import Synchronization
 import LatchkeyKeystore
+import LatchkeySupport
 
-/// The agent's keystore: its records kept decrypted in memory as long as the vault file is the
-/// one they were read from, so a token request costs a `stat`, not a read, an AEAD open and a
-/// decode. Every write goes to the keystore underneath (under its lock, as before), and any
-/// change to the file (a write renames a new one over it) makes the next read read it again, so
-/// what another process wrote is seen at once.
+/// The agent's keystore: its records kept in memory for as long as the keystore underneath says
+/// they stay current (`Keystore.freshness`), so a token request costs a `stat` (a vault: while
+/// the file is the one they were read from) or nothing (OpenBao: for a few seconds), not a read,
+/// an AEAD open or a round trip and a decode. Every write goes to the keystore underneath (under
+/// its lock, as before) and forgets them; any change to a vault file (a write renames a new one
+/// over it) makes the next read read it again, so what another process wrote is seen at once, and
+/// what another machine wrote to OpenBao within `OpenBaoKeystore.cacheSeconds`.
 final class RecentRecords: Keystore {
     private let base: any Keystore
-    /// The file whose identity says whether the records are current.
-    private let path: String
-    private let cached = Mutex<(identity: FileIdentity, records: [AccountRecord])?>(nil)
+    private let clock: @Sendable () -> ContinuousClock.Instant
+    private let cached = Mutex<(stamp: Stamp, records: [AccountRecord])?>(nil)
 
-    init(_ base: any Keystore, path: String) {
+    /// What says the records read are still current.
+    private enum Stamp: Equatable {
+        case file(FileIdentity)
+        case until(ContinuousClock.Instant)
+    }
+
+    init(_ base: any Keystore, clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
         self.base = base
-        self.path = path
+        self.clock = clock
     }
 
     var backendName: String { base.backendName }
+    var location: String { base.location }
+    var freshness: RecordsFreshness { base.freshness }
+    var launcherWindow: LauncherWindow { base.launcherWindow }
 
     func records() async throws(KeystoreError) -> [AccountRecord] {
         // Taken before reading: a file replaced in between makes the next call read again.
-        guard let identity = FileIdentity(path: path) else { return try await base.records() }
-        if let cached = cached.withLock({ $0 }), cached.identity == identity { return cached.records }
+        let stamp: Stamp
+        switch base.freshness {
+        case .whileFileUnchanged(let path):
+            guard let identity = FileIdentity(path: path) else { return try await base.records() }
+            stamp = .file(identity)
+            if let cached = cached.withLock({ $0 }), cached.stamp == stamp { return cached.records }
+        case .forSeconds(let seconds):
+            let now = clock()
+            if let cached = cached.withLock({ $0 }), case .until(let end) = cached.stamp, now < end { return cached.records }
+            stamp = .until(now + .milliseconds(Int(seconds * 1000)))
+        }
         let records = try await base.records()
-        cached.withLock { $0 = (identity, records) }
+        cached.withLock { $0 = (stamp, records) }
         return records
     }
 
@@ -56,8 +76,19 @@ final class RecentRecords: Keystore {
 
     func prepareForWriting() async throws(KeystoreError) { try await base.prepareForWriting() }
 
-    /// Forgets the records (the agent was told to lock).
-    func forget() { cached.withLock { $0 = nil } }
+    func unlock(for duration: TimeInterval) async throws -> Date { try await base.unlock(for: duration) }
+
+    @discardableResult
+    func lock() -> Bool {
+        cached.withLock { $0 = nil }
+        return base.lock()
+    }
+
+    func keepAnswerForLauncher(_ text: [UInt8], key: (_ location: String) -> String, of record: AccountRecord, until: Date) {
+        base.keepAnswerForLauncher(text, key: key, of: record, until: until)
+    }
+
+    func findings(environment: [String: String]) -> [Finding] { base.findings(environment: environment) }
 }
 
 /// Which file is at a path, and which version of it: device, inode, size and change times.

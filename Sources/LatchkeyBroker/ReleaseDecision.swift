@@ -8,9 +8,10 @@ public import LatchkeyKeystore
 /// stated once, the agent and the commands cannot drift apart, and every decision is tested
 /// without sockets, terminals or a vault (`ReleaseDecisionTests`).
 ///
-/// The doors differ in one way the rule keeps: a command already holds a fresh token when it
-/// asks (it may have had to sign in to have an account at all), so its approval hands the token
-/// over; the agent asks before it refreshes, so a refused release costs no refresh.
+/// Every door asks before it fetches, so a refused release costs no refresh. The doors differ in
+/// what is written down: the agent logs and tells the `on_release` hook of every release, a
+/// command only of the ones a person approved (a script's every `latchkey token` would drown the
+/// log).
 public struct ReleaseDecision: Sendable, Equatable {
     public enum Door: Sendable, Equatable {
         /// `latchkey agent`'s local socket, or its forwarded one (`ssh -R`).
@@ -54,6 +55,8 @@ public struct ReleaseDecision: Sendable, Equatable {
     public let confirm: Bool
     /// How long a person has to answer (`[agent] confirm_timeout`).
     public let confirmSeconds: Int
+    /// A person approved this release (`answered(.approved)`).
+    public private(set) var approved = false
 
     public init(account: String, provider: String, door: Door, forward: Bool, confirm: Bool, confirmSeconds: Int) {
         self.account = account
@@ -90,6 +93,12 @@ public struct ReleaseDecision: Sendable, Equatable {
         case stsEndpoint
         /// The URL a DPoP proof is signed for (`mcp_url`): a proof lets the token be used there.
         case proofURL
+        /// The account's identity token (its ID token, or the access token `aws_web_identity_token
+        /// = "access"` names) when its provider file lists clouds that take it as the account
+        /// (AWS roles or an STS endpoint, an OpenBao address, a Google audience): a forwarded host
+        /// gets only the credentials made from it through those lists, unless the file says
+        /// `forward_id_token = true`.
+        case identityToken
 
         /// Why the release log says it was refused.
         var refusalReason: String {
@@ -98,6 +107,7 @@ public struct ReleaseDecision: Sendable, Equatable {
             case .awsRole: return "an AWS role the provider file does not list"
             case .stsEndpoint: return "an STS endpoint the provider file does not name"
             case .proofURL: return "a DPoP proof for a URL the provider file does not name"
+            case .identityToken: return "an identity token the provider file keeps for its clouds (forward_id_token is not set)"
             }
         }
     }
@@ -111,14 +121,15 @@ public struct ReleaseDecision: Sendable, Equatable {
             return [.log(.refused, reason: unlisted.refusalReason), .refuse(.notListed(unlisted, provider: provider))]
         }
         if confirm { return [.ask(seconds: confirmSeconds)] }
-        return door == .command ? [.handOver] : [.fetchToken]
+        return [.fetchToken]
     }
 
     /// A person's answer to `ask`, or why there was none.
-    public func answered(_ answer: Answer) -> [Action] {
+    public mutating func answered(_ answer: Answer) -> [Action] {
         switch answer {
         case .approved:
-            return door == .command ? [.log(.released), .handOver] : [.fetchToken]
+            approved = true
+            return [.fetchToken]
         case .denied:
             return [.log(.denied), .refuse(.denied(account: account))]
         case .timedOut:
@@ -130,13 +141,15 @@ public struct ReleaseDecision: Sendable, Equatable {
         }
     }
 
-    /// The agent fetched the token: every release it makes is logged and heard by the hook.
+    /// The token was fetched: every release the agent makes is logged and heard by the hook, a
+    /// command's only when a person approved it.
     public func tokenReady() -> [Action] {
-        door == .command ? [.handOver] : [.log(.released), .fireReleaseHook, .handOver]
+        if door != .command { return [.log(.released), .fireReleaseHook, .handOver] }
+        return approved ? [.log(.released), .handOver] : [.handOver]
     }
 
-    /// The agent could not fetch the token (`reason` says why; the error itself goes to the
-    /// client as it is).
+    /// The token could not be fetched (`reason` says why; the error itself goes to the client as
+    /// it is): the agent logs the refusal.
     public func tokenFailed(reason: String) -> [Action] {
         door == .command ? [] : [.log(.refused, reason: reason)]
     }

@@ -16,7 +16,8 @@ public enum ReleaseRefusal: LatchkeyError, Equatable {
     case notShared
     /// A forwarded host named what the provider file does not list: a resource (`resources`,
     /// `git_resource`), an AWS role (`aws_role_arn`, `aws_roles`) or an STS endpoint
-    /// (`aws_sts_endpoint`), or a URL to sign a DPoP proof for (`mcp_url`).
+    /// (`aws_sts_endpoint`), a URL to sign a DPoP proof for (`mcp_url`), or an identity token the
+    /// file keeps for its clouds (`forward_id_token`).
     case notListed(ReleaseDecision.Named, provider: String)
 
     public var category: FailureCategory {
@@ -50,6 +51,9 @@ public enum ReleaseRefusal: LatchkeyError, Equatable {
         case .notListed(.proofURL, let provider):
             return
                 "a forwarded connection gets DPoP proofs only for the MCP server \(TerminalText.sanitized(provider, maxLength: 80))'s provider file names (mcp_url) on the machine running the agent"
+        case .notListed(.identityToken, let provider):
+            return
+                "a forwarded connection gets no identity token of \(TerminalText.sanitized(provider, maxLength: 80))'s accounts: its provider file on the machine running the agent lists clouds that take that token as the account (aws_role_arn, aws_roles, aws_sts_endpoint, openbao_address or gcp_audience), so a forwarded host gets only what the agent makes from it through those lists, such as `latchkey aws-credential`; forward_id_token = true in that file releases it all the same"
         }
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
-import LatchkeyBrokerWire
+public import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyBrokerWire
 import LatchkeyVault
 
 /// Who asked the agent for a token, as the confirmation prompt and the release log name them.
@@ -10,7 +9,7 @@ import LatchkeyVault
 /// line and its parent's are read from /proc: `latchkey token github` run by `bash ./deploy.sh`.
 /// On a forwarded socket the process is on another host and only the client's own claim can be
 /// shown, marked as such.
-package struct Requester: Sendable, Equatable, CustomStringConvertible {
+public struct Requester: Sendable, Equatable, CustomStringConvertible {
     var forwarded: Bool
     /// The connecting process, on a local socket.
     var pid: Int32?
@@ -19,9 +18,9 @@ package struct Requester: Sendable, Equatable, CustomStringConvertible {
     var parentPID: Int32?
     var parentCommand: String?
     /// What a forwarded client says about itself.
-    var claimed: AgentRequest.Client?
+    var claimed: ClientClaim?
 
-    init(connection: AgentConnection, claimed: AgentRequest.Client?) {
+    init(connection: AgentConnection, claimed: ClientClaim?) {
         forwarded = connection.kind == .forwarded
         guard !forwarded else {
             self.claimed = claimed
@@ -34,16 +33,16 @@ package struct Requester: Sendable, Equatable, CustomStringConvertible {
     static func local(_ pid: Int32) -> Requester {
         let parentPID = parent(of: pid)
         return Requester(
-            forwarded: false, pid: pid, command: AgentRequest.Client.commandLine(of: pid), parentPID: parentPID,
-            parentCommand: parentPID.flatMap(AgentRequest.Client.commandLine(of:)))
+            forwarded: false, pid: pid, command: ClientClaim.commandLine(of: pid), parentPID: parentPID,
+            parentCommand: parentPID.flatMap(ClientClaim.commandLine(of:)))
     }
 
     /// The program that ran this one: where a command hands the token it prints or passes on.
-    static func parentOfThisProcess() -> Requester { local(getppid()) }
+    public static func parentOfThisProcess() -> Requester { local(getppid()) }
 
     init(
         forwarded: Bool, pid: Int32? = nil, command: String? = nil, parentPID: Int32? = nil, parentCommand: String? = nil,
-        claimed: AgentRequest.Client? = nil
+        claimed: ClientClaim? = nil
     ) {
         self.forwarded = forwarded
         self.pid = pid
@@ -54,7 +53,7 @@ package struct Requester: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// One line, every part from outside made inert for a terminal.
-    package var description: String {
+    public var description: String {
         func quoted(_ text: String?) -> String {
             text.map { "`" + TerminalText.sanitized($0, maxLength: 200) + "`" } ?? "(unknown command)"
         }

@@ -1,5 +1,4 @@
 public import FoundationEssentials
-public import LatchkeyBrokerWire
 public import LatchkeyVault
 
 /// What an AWS `credential_process` prints: the documented JSON, version 1. Here, beside
@@ -17,11 +16,11 @@ public struct AWSProcessCredential: Encodable, Sendable {
         self.expiresAt = expiresAt
     }
 
-    /// The credentials as the agent released them (`aws-credential` through the agent).
-    public init(_ keys: AgentAnswer.AWSKeys) {
+    /// The credentials as the broker released them.
+    public init(_ release: AWSRelease) {
         self.init(
-            accessKeyID: keys.accessKeyID, secretAccessKey: keys.secretAccessKey, sessionToken: keys.sessionToken,
-            expiresAt: Date(timeIntervalSince1970: TimeInterval(keys.expiration)))
+            accessKeyID: release.accessKeyID, secretAccessKey: release.secretAccessKey, sessionToken: release.sessionToken,
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(release.expiration)))
     }
 
     public init(_ credential: AWSRoleCredential) {

@@ -8,8 +8,9 @@ public import LatchkeyVault
 
 /// One conversation with `latchkey agent`: connect, send one request, read its answer lines.
 ///
-/// Used by the launcher (`latchkey token` through the agent, without loading the full command)
-/// and by the full command's `token`, `exec`, `git-credential` and `status`.
+/// Used by the launcher (`latchkey token` and `aws-credential` through the agent, without loading
+/// the full command), by the full command's broker when an agent answers (`AgentBroker`), and by
+/// the screen (approvals, and the `watch` of releases waiting for a person).
 public struct AgentClient: ~Copyable {
     public let path: String
     private let descriptor: Int32
@@ -51,25 +52,30 @@ public struct AgentClient: ~Copyable {
 
     deinit { close(descriptor) }
 
-    public func send(_ request: AgentRequest) throws(AgentClientError) {
-        guard let line = try? AgentWire.line(request) else { throw .malformed(path: path) }
+    public func send(_ request: BrokerRequest, client: ClientClaim? = nil) throws(AgentClientError) {
+        guard let line = try? request.line(client: client) else { throw .unencodable(path: path) }
         let result = line.withUnsafeBytes { lk_send_all(descriptor, $0.baseAddress, $0.count) }
         guard result == 0 else { throw .closed(path: path) }
     }
 
     /// The next line the agent sends. `timeout` bounds the wait for each piece of it, in
     /// milliseconds (-1: none; the agent itself bounds how long a person may take to approve).
-    public mutating func answer(timeout: Int32 = -1) throws(AgentClientError) -> AgentAnswer {
+    public mutating func answer(timeout: Int32 = -1) throws(AgentClientError) -> BrokerAnswer {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         defer { buffer.zeroize() }
         while true {
             if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = pending[..<newline]
                 defer { pending.removeSubrange(...newline) }
-                guard let answer = try? AgentWire.decode(AgentAnswer.self, from: line) else { throw .malformed(path: path) }
-                return answer
+                do {
+                    return try BrokerAnswer.decode(line)
+                } catch {
+                    throw .mismatch(path: path, error)
+                }
             }
-            guard pending.count < AgentWire.answerLimit else { throw .malformed(path: path) }
+            guard pending.count < BrokerWire.answerLimit else {
+                throw .mismatch(path: path, WireMismatch(.malformedField(object: "line", reason: "it is longer than any answer"), kind: "answer"))
+            }
             let count = buffer.withUnsafeMutableBytes { lk_receive(descriptor, $0.baseAddress, $0.count, timeout) }
             if count == -Int(ETIMEDOUT) { throw .timedOut(path: path) }
             guard count > 0 else { throw .closed(path: path) }
@@ -77,14 +83,15 @@ public struct AgentClient: ~Copyable {
         }
     }
 
-    /// Sends `request` and returns the final answer, handing each interim line to `notice`.
-    public mutating func exchange(_ request: AgentRequest, notice: (AgentAnswer) -> Void = { _ in }) throws(AgentClientError) -> AgentAnswer
-    {
-        try send(request)
+    /// Sends `request` and returns the final answer, handing what each interim line says to `notice`.
+    public mutating func exchange(
+        _ request: BrokerRequest, client: ClientClaim? = .current(), notice: (String) -> Void = { _ in }
+    ) throws(AgentClientError) -> BrokerAnswer {
+        try send(request, client: client)
         while true {
             let answer = try answer()
-            if answer.pending == true {
-                notice(answer)
+            if case .pending(let message) = answer {
+                notice(message)
                 continue
             }
             return answer
@@ -101,8 +108,10 @@ public enum AgentClientError: LatchkeyError, Equatable {
     /// connection carrying the socket did.
     case closed(path: String)
     case timedOut(path: String)
-    /// An answer that is not one JSON line of the protocol.
-    case malformed(path: String)
+    /// An answer that is not a line of this version of the protocol.
+    case mismatch(path: String, WireMismatch)
+    /// The request could not be written as the protocol's JSON.
+    case unencodable(path: String)
     /// The process listening at the path runs as another user (not root): it would get the
     /// request and could answer with its own token.
     case untrustedPeer(path: String, uid: UInt32)
@@ -131,9 +140,10 @@ public enum AgentClientError: LatchkeyError, Equatable {
                 + " it stopped, or the SSH connection forwarding it did"
         case .timedOut(let path):
             return "the agent at \(TerminalText.sanitized(path, maxLength: 300)) did not answer in time"
-        case .malformed(let path):
-            return "the agent at \(TerminalText.sanitized(path, maxLength: 300)) answered something that is not its protocol"
-                + " (a different Latchkey version?)"
+        case .mismatch(let path, let mismatch):
+            return "the agent at \(TerminalText.sanitized(path, maxLength: 300)) cannot be understood: \(mismatch)"
+        case .unencodable(let path):
+            return "the request to the agent at \(TerminalText.sanitized(path, maxLength: 300)) cannot be written"
         case .untrustedPeer(let path, let uid):
             return "not asking the agent at \(TerminalText.sanitized(path, maxLength: 300)): it runs as uid \(uid), not as you or root,"
                 + " and would learn the account asked for and could answer with its own token; if you set \(AgentSocket.variable),"

@@ -1,5 +1,5 @@
 public import Foundation
-import LatchkeyEssentials
+public import LatchkeyEssentials
 public import LatchkeyVault
 public import LatchkeyProviders
 import LatchkeySupport
@@ -16,7 +16,7 @@ public struct AWSProfile: Sendable, Equatable {
     /// Checks the name, the words and `options` (as `aws-credential` would, so a profile that
     /// cannot work is never written).
     public init(
-        name: String, command: [String], region: String?, checking options: AWSCredentialOptions, settings: AWSSettings, provider: String
+        name: String, command: [String], region: String?, checking options: AWSRoleOptions, settings: AWSSettings, provider: String
     ) throws(AWSConfigError) {
         guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ Self.isSafe($0) && $0 != UInt8(ascii: "/") }) else {
             throw .invalidProfileName(name)

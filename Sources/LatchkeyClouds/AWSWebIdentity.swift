@@ -4,7 +4,7 @@ public import LatchkeyVault
 public import LatchkeyProviders
 import LatchkeySupport
 
-/// One `AssumeRoleWithWebIdentity` call, its options resolved (`AWSCredentialOptions.request`).
+/// One `AssumeRoleWithWebIdentity` call, its options resolved (`AWSRoleOptions.request`).
 public struct AWSRoleRequest: Sendable, Equatable {
     public var roleARN: String
     public var sessionName: String

@@ -1,5 +1,5 @@
 public import Foundation
-import LatchkeyEssentials
+public import LatchkeyEssentials
 import LatchkeyBrokerWire
 public import LatchkeyVault
 package import LatchkeyProviders
@@ -9,20 +9,8 @@ import LatchkeyOAuth
 import LatchkeyKeystore
 
 /// `latchkey aws-credential`'s options, before the provider file's defaults and the environment
-/// fill them in (`AccountService.awsRoleRequest`).
-public struct AWSCredentialOptions: Sendable, Equatable {
-    public var roleARN: String?
-    public var sessionName: String?
-    public var duration: Int?
-    public var stsEndpoint: String?
-
-    public init(roleARN: String? = nil, sessionName: String? = nil, duration: Int? = nil, stsEndpoint: String? = nil) {
-        self.roleARN = roleARN
-        self.sessionName = sessionName
-        self.duration = duration
-        self.stsEndpoint = stsEndpoint
-    }
-
+/// fill them in.
+extension AWSRoleOptions {
     /// The endpoint when neither the option nor the provider file names one: the AWS SDKs'
     /// `AWS_ENDPOINT_URL_STS`, else the regional endpoint of `aws_region`, `AWS_REGION` or
     /// `AWS_DEFAULT_REGION`, else the global one.
@@ -70,7 +58,7 @@ extension AccountService {
     /// even when credentials are kept, so an account signed out or refused never answers from
     /// them. The STS call is made under the vault's lock, so callers at the same moment ask STS once.
     public func awsCredential(
-        of record: AccountRecord, asked selector: AccountSelector, _ options: AWSCredentialOptions, environment: [String: String]
+        of record: AccountRecord, asked selector: AccountSelector, _ options: AWSRoleOptions, environment: [String: String]
     ) async throws -> AWSRoleCredential {
         let settings = try catalog.provider(named: record.provider).aws
         let (roleARN, endpoint) = try options.checked(settings: settings, provider: record.provider, environment: environment)
@@ -109,17 +97,16 @@ extension AccountService {
     /// about a millisecond. Not when a bare provider's meaning depends on the directory
     /// (`[directories]` maps something): the launcher's key could not say which account it meant.
     private func keepForLauncher(
-        _ credential: AWSRoleCredential, of record: AccountRecord, asked selector: AccountSelector, _ options: AWSCredentialOptions,
+        _ credential: AWSRoleCredential, of record: AccountRecord, asked selector: AccountSelector, _ options: AWSRoleOptions,
         environment: [String: String]
     ) {
         guard selector.account != nil || here == nil, let text = try? Self.awsProcessAnswer(credential) else { return }
-        let given = [options.roleARN, options.duration.map(String.init), options.sessionName, options.stsEndpoint]
         keystore.keepAnswerForLauncher(
             Array(text.utf8),
             key: {
                 TokenCopy.awsAnswerKeyDescription(
-                    vaultPath: $0, selector: selector.description, options: given,
-                    environment: TokenCopy.awsEnvironment.map { environment[$0] })
+                    vaultPath: $0, selector: selector.description, options: options,
+                    environment: AWSRoleOptions.environment { environment[$0] })
             }, of: record, until: credential.expiresAt.addingTimeInterval(-AWSRoleCredential.margin))
     }
 

@@ -14,37 +14,7 @@ public import LatchkeyBroker
 /// the vault's permissions and the kernel keyring's cached key are looked at, never used.
 public struct Diagnosis: Sendable {
     /// One line of the report.
-    public struct Finding: Sendable, Equatable, CustomStringConvertible {
-        public enum Severity: String, Sendable, Equatable {
-            /// Works.
-            case ok
-            /// Works, but something is missing or degraded (a fallback is used).
-            case warning
-            /// A sign-in or the keystore fails until this is fixed.
-            case problem
-        }
-
-        public var severity: Severity
-        /// What was checked: `providers`, `vault directory`, `IPv6 loopback`…
-        public var subject: String
-        public var found: String
-        /// What to do; `nil` when there is nothing to do.
-        public var fix: String?
-
-        public init(_ severity: Severity, _ subject: String, _ found: String, fix: String? = nil) {
-            self.severity = severity
-            self.subject = subject
-            self.found = found
-            self.fix = fix
-        }
-
-        /// `problem  vault directory: … Fix: …`, the severity padded so the subjects line up.
-        public var description: String {
-            let label = severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
-            // Paths and TERM come from the environment: no control character reaches the terminal.
-            return label + TerminalText.sanitized("\(subject): \(found)" + (fix.map { ". Fix: \($0)" } ?? ""))
-        }
-    }
+    public typealias Finding = LatchkeySupport.Finding
 
     /// What needs the system beyond files: the live implementations, or stand-ins in tests.
     public struct Probes: Sendable {
@@ -190,87 +160,8 @@ public struct Diagnosis: Sendable {
 
     // MARK: - Keystore
 
-    /// The backend, the vault file's and directory's permissions, and whether it is unlocked.
-    func keystore() -> [Finding] {
-        if let openBao = composition.keystore as? OpenBaoKeystore { return Self.openBao(openBao) }
-        guard let vault = composition.keystore as? VaultKeystore else {
-            return [Finding(.problem, "keystore", "none can be chosen while config.toml has errors", fix: "fix config.toml first")]
-        }
-        let how = vault.backendName == "vault" ? "the encrypted vault file" : "a vault file whose key the desktop Secret Service keeps"
-        var findings = [Finding(.ok, "keystore", "\(vault.backendName): \(how), \(vault.path)")]
-        do {
-            let exists = try vault.checkPermissions()
-            let directory = (vault.path as NSString).deletingLastPathComponent
-            findings.append(
-                Finding(
-                    .ok, "vault permissions",
-                    exists
-                        ? "\(vault.path) is private to you and \(directory) is not writable by others"
-                        : "no vault yet; the first sign-in creates \(vault.path) (mode 600, its directory 700)"))
-        } catch {
-            findings.append(Finding(.problem, "vault permissions", Self.found(in: error), fix: Self.fix(for: error)))
-        }
-        if let keyCache = vault.keyCache {
-            if let until = keyCache.unlockedUntil {
-                findings.append(
-                    Finding(
-                        .ok, "vault lock",
-                        "unlocked until \(until.formatted(date: .omitted, time: .standard)) (its key is in the kernel keyring); `latchkey lock` locks it"
-                    ))
-            } else {
-                let scripts =
-                    environment["LATCHKEY_PASSPHRASE_FILE"] != nil
-                    ? "LATCHKEY_PASSPHRASE_FILE is set" : "scripts need LATCHKEY_PASSPHRASE_FILE"
-                findings.append(
-                    Finding(
-                        .ok, "vault lock",
-                        "locked: commands ask for the passphrase (\(scripts)); `latchkey unlock` keeps it open for a while"))
-            }
-        }
-        return findings
-    }
-
-    /// Where the `openbao` keystore keeps the accounts, and whether records wait on this machine
-    /// to be written there (a write back that failed after a provider answered).
-    static func openBao(_ keystore: OpenBaoKeystore) -> [Finding] {
-        let settings = keystore.settings
-        let addresses = settings.addresses.map(\.absoluteString).joined(separator: ", ")
-        var findings = [Finding(.ok, "keystore", "openbao: \(settings.mount)/\(settings.path) at \(addresses)")]
-        if keystore.journal.isPending {
-            findings.append(
-                Finding(
-                    .warning, "openbao journal",
-                    "\(keystore.journal.path) holds new tokens OpenBao has not taken yet; the next command that reaches OpenBao writes them",
-                    fix: "latchkey status (once OpenBao answers)"))
-        }
-        return findings
-    }
-
-    /// A keystore error split into what was found and the command that fixes it.
-    static func found(in error: KeystoreError) -> String {
-        switch error {
-        case .unsafePermissions(let path, let mode):
-            return "\(path) is accessible by other users (mode \(mode)), so the vault refuses to open it"
-        case .unsafeDirectory(let path, let mode, nil):
-            return "\(path) can be written by other users (mode \(mode)), who could replace the vault; the vault refuses it"
-        case .unsafeDirectory(let path, _, let owner?):
-            return "\(path) belongs to another user (uid \(owner)), who could replace the vault; the vault refuses it"
-        case .notAVaultFile(let path, let reason):
-            return "\(path) cannot be the vault: \(reason); every command refuses it"
-        default:
-            return error.description
-        }
-    }
-
-    static func fix(for error: KeystoreError) -> String? {
-        switch error {
-        case .unsafePermissions(let path, _): return "chmod 600 \(path)"
-        case .unsafeDirectory(let path, _, nil): return "chmod 700 \(path)"
-        case .unsafeDirectory: return "set XDG_DATA_HOME to a directory of your own"
-        case .notAVaultFile(let path, _): return "move it aside (mv \(path) \(path).not-a-vault)"
-        default: return nil
-        }
-    }
+    /// The keystore's own account of itself (`Keystore.findings`).
+    func keystore() -> [Finding] { composition.keystore.findings(environment: environment) }
 
     /// The kernel keyring keeps an unlocked vault's key between commands; without it each asks.
     func kernelKeyring() -> Finding {
@@ -283,16 +174,17 @@ public struct Diagnosis: Sendable {
     }
 
     func secretService() -> Finding {
-        guard let vault = composition.keystore as? VaultKeystore, vault.backendName == "secret-service" else {
+        let keystore = composition.keystore
+        guard keystore.backendName == "secret-service" else {
             return Finding(.ok, "Secret Service", "not chosen (keystore = secret-service in config.toml or --keystore chooses it)")
         }
-        switch probes.secretService(vault.path) {
+        switch probes.secretService(keystore.location) {
         case .holdsKey:
             return Finding(.ok, "Secret Service", "reachable, and it holds this vault's key")
-        case .noKey where FileManager.default.fileExists(atPath: vault.path):
+        case .noKey where FileManager.default.fileExists(atPath: keystore.location):
             return Finding(
-                .problem, "Secret Service", "reachable, but it holds no key for \(vault.path) (was the desktop keyring reset?)",
-                fix: "move \(vault.path) aside and sign in again")
+                .problem, "Secret Service", "reachable, but it holds no key for \(keystore.location) (was the desktop keyring reset?)",
+                fix: "move \(keystore.location) aside and sign in again")
         case .noKey:
             return Finding(.ok, "Secret Service", "reachable; the first sign-in stores a new key there")
         case .unusable(let reason):

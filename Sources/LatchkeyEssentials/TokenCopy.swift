@@ -49,18 +49,18 @@ public enum TokenCopy {
 
     private static func counted(_ part: String) -> String { String(part.utf8.count) + ":" + part }
 
-    /// The variables `aws-credential`'s answer depends on besides its command line: they choose
-    /// the STS endpoint when neither the option nor the provider file does.
-    public static let awsEnvironment = ["AWS_ENDPOINT_URL_STS", "AWS_REGION", "AWS_DEFAULT_REGION"]
-
     /// The key the answer of `aws-credential SELECTOR` is kept under, for its options as given
-    /// (`--role-arn`, `--duration`, `--session-name`, `--sts-endpoint`, each `nil` when not given)
-    /// and the values of `awsEnvironment` (`nil` when unset): everything the answer depends on
-    /// but the vault and the policy files, which the copies' keyring and the fingerprint follow.
-    /// Each part is counted, a missing one is `-`, so no spelling of one reads as another.
-    public static func awsAnswerKeyDescription(vaultPath: String, selector: String, options: [String?], environment: [String?]) -> String {
+    /// and `environment`, the set `AWSRoleOptions.environmentNames` among the client's variables:
+    /// everything the answer depends on but the vault and the policy files, which the copies'
+    /// keyring and the fingerprint follow. Each part is counted, a missing one is `-`, so no
+    /// spelling of one reads as another.
+    public static func awsAnswerKeyDescription(
+        vaultPath: String, selector: String, options: AWSRoleOptions, environment: [String: String]
+    ) -> String {
         var description = "latchkey:aws:" + vaultPath + "|" + counted(selector)
-        for part in options + environment { description += "|" + (part.map(counted) ?? "-") }
+        for part in options.keyParts + AWSRoleOptions.environmentNames.map({ environment[$0] }) {
+            description += "|" + (part.map(counted) ?? "-")
+        }
         return description
     }
 

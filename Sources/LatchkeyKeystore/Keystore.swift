@@ -1,7 +1,7 @@
 public import Foundation
 import LatchkeyEssentials
 public import LatchkeyVault
-import LatchkeySupport
+public import LatchkeySupport
 
 /// Where account records live. Every token Latchkey holds goes through one of these.
 ///
@@ -9,8 +9,19 @@ import LatchkeySupport
 /// exclusive lock across processes for the whole read-modify-write, so two `latchkey` processes
 /// never lose each other's writes.
 public protocol Keystore: Sendable {
-    /// A short name for listings: `vault` or `secret-service`.
+    /// A short name for listings: `vault`, `secret-service` or `openbao`.
     var backendName: String { get }
+
+    /// Where the records live, as a refusal names it to a client that may share them: the vault
+    /// file's path, the OpenBao cluster's path.
+    var location: String { get }
+
+    /// How a reader that keeps the records in memory (the agent) tells they are still current.
+    var freshness: RecordsFreshness { get }
+
+    /// The window in which the launcher answers from copies of this keystore's tokens without
+    /// asking it (`latchkey unlock --for`), if it has one.
+    var launcherWindow: LauncherWindow { get }
 
     /// All records, read without taking the write lock.
     func records() async throws(KeystoreError) -> [AccountRecord]
@@ -51,20 +62,50 @@ public protocol Keystore: Sendable {
     /// checked) and the key derived.
     func prepareForWriting() async throws(KeystoreError)
 
+    /// Opens the launcher's window for `duration` (asking for what it needs first, such as the
+    /// vault's passphrase) and makes the copies; returns when it closes. Throws
+    /// `KeystoreError.noLauncherWindow` where there is none.
+    func unlock(for duration: TimeInterval) async throws -> Date
+
+    /// Closes the launcher's window and drops every copy; `true` when it was open.
+    @discardableResult
+    func lock() -> Bool
+
+    /// What `latchkey doctor` says of this keystore: where it is, whether it can be used, and
+    /// what to run where it cannot. Nothing is decrypted or asked for.
+    func findings(environment: [String: String]) -> [Finding]
+
     /// Keeps `text`, the full command's whole answer about `record`, for the launcher to print
-    /// until `until` under the key `key` names for the vault at its path, where the keystore
-    /// has token copies (the vault with its unlock cached) and the account may be answered without
-    /// a person (not `confirm = true`); anything else keeps nothing.
-    func keepAnswerForLauncher(_ text: [UInt8], key: (_ vaultPath: String) -> String, of record: AccountRecord, until: Date)
+    /// until `until` under the key `key` names for the keystore's location, while the launcher's
+    /// window is open and the account may be answered without a person (not `confirm = true`);
+    /// anything else keeps nothing.
+    func keepAnswerForLauncher(_ text: [UInt8], key: (_ location: String) -> String, of record: AccountRecord, until: Date)
+}
+
+/// How a reader that keeps a keystore's records in memory tells they are still current.
+public enum RecordsFreshness: Sendable, Equatable {
+    /// While the file at this path is the same file, unchanged (every write renames a new one
+    /// over it): a vault, whose every change on this machine shows there at once.
+    case whileFileUnchanged(String)
+    /// For this many seconds after they were read: a keystore other machines change, with no
+    /// file here to watch (OpenBao). A logout on another machine is seen within it.
+    case forSeconds(TimeInterval)
+}
+
+/// The window in which the launcher answers from copies of a keystore's tokens.
+public enum LauncherWindow: Sendable, Equatable {
+    /// The vault's key is kept in the kernel keyring, and the copies with it.
+    case cachedKey
+    /// The tokens are copied into the kernel keyring; the keystore needs no key (OpenBao).
+    case copiedTokens
+    /// None, and why (said by `latchkey unlock` and `lock`).
+    case none(reason: String)
 }
 
 extension Keystore {
     public func prepareForWriting() async throws(KeystoreError) {
         _ = try await records()
     }
-
-    /// No launcher reads this keystore's answers.
-    public func keepAnswerForLauncher(_ text: [UInt8], key: (_ vaultPath: String) -> String, of record: AccountRecord, until: Date) {}
 
     /// `update` running `body` in the caller's isolation, so callers need not make it `Sendable`.
     public func update<Result: Sendable>(
@@ -140,9 +181,12 @@ public enum KeystoreError: LatchkeyError, Equatable {
     /// The `openbao` keystore's cluster refused, could not be reached, or holds what Latchkey
     /// does not write.
     case openBao(OpenBaoError)
+    /// `latchkey unlock` or `lock` of a keystore without a launcher window, and why.
+    case noLauncherWindow(String)
 
     public var category: FailureCategory {
         if case .configuration = self { return .configuration }
+        if case .noLauncherWindow = self { return .usage }
         if case .openBao(let error) = self { return error.category }
         return .keystore
     }
@@ -226,6 +270,8 @@ public enum KeystoreError: LatchkeyError, Equatable {
             return "config.toml cannot be used until it is fixed:\n\(errors)"
         case .openBao(let error):
             return error.description
+        case .noLauncherWindow(let reason):
+            return reason
         }
     }
 }

@@ -4,7 +4,7 @@ public import Foundation
 import LatchkeyEssentials
 public import LatchkeyVault
 import Synchronization
-import LatchkeySupport
+public import LatchkeySupport
 
 /// The default keystore: one encrypted file, no daemon, works on any machine.
 ///
@@ -71,10 +71,23 @@ public final class VaultKeystore: Keystore {
 
     // MARK: - Locking
 
+    public var location: String { path }
+
+    public var freshness: RecordsFreshness { .whileFileUnchanged(path) }
+
+    public var launcherWindow: LauncherWindow {
+        keyCache == nil
+            ? .none(reason: "only the vault keystore is unlocked with a passphrase; the Secret Service unlocks with your desktop session")
+            : .cachedKey
+    }
+
     /// Unlocks for `duration` (asking for the passphrase unless already unlocked); a missing vault is
     /// created empty. Returns when the unlock expires.
     public func unlock(for duration: TimeInterval) async throws -> Date {
-        guard let keyCache else { throw KeystoreError.locked("this vault has no key cache") }
+        guard let keyCache else {
+            guard case .none(let reason) = launcherWindow else { throw KeystoreError.locked("this vault has no key cache") }
+            throw KeystoreError.noLauncherWindow(reason)
+        }
         if let bytes = try readVaultFile() {
             _ = try decode(bytes)
         } else {
@@ -167,7 +180,7 @@ public final class VaultKeystore: Keystore {
         return result
     }
 
-    public func keepAnswerForLauncher(_ text: [UInt8], key: (_ vaultPath: String) -> String, of record: AccountRecord, until: Date) {
+    public func keepAnswerForLauncher(_ text: [UInt8], key: (_ location: String) -> String, of record: AccountRecord, until: Date) {
         tokenCopies?.keepAnswer(text, key: key(path), of: record, releasePolicy: releasePolicy, usableUntil: until)
     }
 
@@ -333,5 +346,71 @@ public final class VaultKeystore: Keystore {
 
     private func ensureDirectory() throws(KeystoreError) {
         try KeystoreError.file { () throws(FileError) in try AtomicFile.ensureDirectory(directory, of: path) }
+    }
+}
+
+// MARK: - latchkey doctor
+
+extension VaultKeystore {
+    /// The backend, the vault file's and directory's permissions, and whether it is unlocked.
+    public func findings(environment: [String: String]) -> [Finding] {
+        let how = backendName == "vault" ? "the encrypted vault file" : "a vault file whose key the desktop Secret Service keeps"
+        var findings = [Finding(.ok, "keystore", "\(backendName): \(how), \(path)")]
+        do {
+            let exists = try checkPermissions()
+            let directory = (path as NSString).deletingLastPathComponent
+            findings.append(
+                Finding(
+                    .ok, "vault permissions",
+                    exists
+                        ? "\(path) is private to you and \(directory) is not writable by others"
+                        : "no vault yet; the first sign-in creates \(path) (mode 600, its directory 700)"))
+        } catch {
+            findings.append(Finding(.problem, "vault permissions", Self.found(in: error), fix: Self.fix(for: error)))
+        }
+        if let keyCache {
+            if let until = keyCache.unlockedUntil {
+                findings.append(
+                    Finding(
+                        .ok, "vault lock",
+                        "unlocked until \(until.formatted(date: .omitted, time: .standard)) (its key is in the kernel keyring); `latchkey lock` locks it"
+                    ))
+            } else {
+                let scripts =
+                    environment["LATCHKEY_PASSPHRASE_FILE"] != nil
+                    ? "LATCHKEY_PASSPHRASE_FILE is set" : "scripts need LATCHKEY_PASSPHRASE_FILE"
+                findings.append(
+                    Finding(
+                        .ok, "vault lock",
+                        "locked: commands ask for the passphrase (\(scripts)); `latchkey unlock` keeps it open for a while"))
+            }
+        }
+        return findings
+    }
+
+    /// A keystore error split into what was found and the command that fixes it.
+    static func found(in error: KeystoreError) -> String {
+        switch error {
+        case .unsafePermissions(let path, let mode):
+            return "\(path) is accessible by other users (mode \(mode)), so the vault refuses to open it"
+        case .unsafeDirectory(let path, let mode, nil):
+            return "\(path) can be written by other users (mode \(mode)), who could replace the vault; the vault refuses it"
+        case .unsafeDirectory(let path, _, let owner?):
+            return "\(path) belongs to another user (uid \(owner)), who could replace the vault; the vault refuses it"
+        case .notAVaultFile(let path, let reason):
+            return "\(path) cannot be the vault: \(reason); every command refuses it"
+        default:
+            return error.description
+        }
+    }
+
+    static func fix(for error: KeystoreError) -> String? {
+        switch error {
+        case .unsafePermissions(let path, _): return "chmod 600 \(path)"
+        case .unsafeDirectory(let path, _, nil): return "chmod 700 \(path)"
+        case .unsafeDirectory: return "set XDG_DATA_HOME to a directory of your own"
+        case .notAVaultFile(let path, _): return "move it aside (mv \(path) \(path).not-a-vault)"
+        default: return nil
+        }
     }
 }

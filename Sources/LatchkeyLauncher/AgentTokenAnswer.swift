@@ -1,5 +1,5 @@
 public import LatchkeyBrokerWire
-import LatchkeyEssentials
+public import LatchkeyEssentials
 public import LatchkeyVault
 
 #if canImport(Glibc)
@@ -26,11 +26,11 @@ public enum AgentTokenAnswer {
     public static func run(
         _ selector: AccountSelector, narrowing: TokenNarrowing? = nil, minimumLifetime: Int, endpoint: AgentSocket.Endpoint
     ) -> Outcome {
-        let request = AgentRequest(
-            .token, selector: selector.description, minimumLifetime: minimumLifetime, tokens: .access, narrowing: narrowing,
-            workingDirectory: PhysicalDirectory.current(), client: .current())
-        return answer(request, endpoint: endpoint) { answer in
-            guard let token = answer.accessToken else { return nil }
+        let request = TokenRequest(
+            selector: selector.description, minimumLifetime: minimumLifetime, tokens: .access, narrowing: narrowing,
+            workingDirectory: PhysicalDirectory.current())
+        return answer(.token(request), endpoint: endpoint) { answer in
+            guard case .token(let release) = answer, let token = release.accessToken else { return nil }
             return Array(token.exposedValue.utf8) + [UInt8(ascii: "\n")]
         }
     }
@@ -38,54 +38,50 @@ public enum AgentTokenAnswer {
     /// `latchkey aws-credential SELECTOR …` answered by the agent, which calls STS itself (or
     /// answers from the credentials it keeps): printed as the full command prints them.
     public static func runAWSCredential(
-        _ selector: AccountSelector, options: [String?], minimumLifetime: Int, endpoint: AgentSocket.Endpoint
+        _ selector: AccountSelector, options: AWSRoleOptions, minimumLifetime: Int, endpoint: AgentSocket.Endpoint
     ) -> Outcome {
-        let request = AgentRequest.awsCredential(
+        let request = AWSCredentialRequest(
             selector: selector.description, options: options, minimumLifetime: minimumLifetime,
-            environment: { getenv($0).map { String(cString: $0) } }, workingDirectory: PhysicalDirectory.current())
-        return answer(request, endpoint: endpoint) { answer in
-            guard let keys = answer.aws, let text = try? ReportJSON.text(of: AWSProcessCredential(keys)) else { return nil }
+            environment: AWSRoleOptions.environment { getenv($0).map { String(cString: $0) } }, workingDirectory: PhysicalDirectory.current())
+        return answer(.awsCredential(request), endpoint: endpoint) { answer in
+            guard case .awsCredential(let release) = answer, let text = try? ReportJSON.text(of: AWSProcessCredential(release)) else {
+                return nil
+            }
             return Array((text + "\n").utf8)
         }
     }
 
-    /// One connection, one request: what `printed` makes of a released answer goes to stdout; the
-    /// agent's own refusal is said with its exit status; anything else is the full command's.
-    private static func answer(
-        _ request: AgentRequest, endpoint: AgentSocket.Endpoint, printed: (AgentAnswer) -> [UInt8]?
-    ) -> Outcome {
+    /// One connection, one request: what `printed` makes of a release goes to stdout; the agent's
+    /// own refusal is said with its exit status; anything else is the full command's.
+    private static func answer(_ request: BrokerRequest, endpoint: AgentSocket.Endpoint, printed: (BrokerAnswer) -> [UInt8]?) -> Outcome {
         var client: AgentClient
         do {
             client = try AgentClient(endpoint: endpoint)
         } catch {
             return endpoint.isExplicit ? .fullCommand : .noAgent
         }
-        let answer: AgentAnswer
+        let answer: BrokerAnswer
         do {
-            answer = try client.exchange(request, notice: { say($0.message ?? "") })
+            answer = try client.exchange(request, notice: { say($0) })
         } catch {
             // Closed unanswered (an agent too busy, or stopping): as when no agent answers there.
             guard case .closed = error, !endpoint.isExplicit else { return .fullCommand }
             return .noAgent
         }
-        if answer.ok {
-            guard var output = printed(answer) else { return .fullCommand }
-            defer { output.zeroize() }
-            return written(output, to: STDOUT_FILENO) ? .answered(0) : .fullCommand
+        if case .refused(let refusal) = answer {
+            // Only a sign-in can help: the full command may sign in here, or says where.
+            guard refusal.signIn == nil else { return .fullCommand }
+            say(refusal.message)
+            return .answered(refusal.category.exitStatus)
         }
-        guard answer.signIn == nil, let status = answer.exit, status != 0 else { return .fullCommand }
-        say(answer.message ?? "the agent refused")
-        return .answered(status)
+        guard var output = printed(answer) else { return .fullCommand }
+        defer { output.zeroize() }
+        return written(output, to: STDOUT_FILENO) ? .answered(0) : .fullCommand
     }
 
     /// A line for the person on stderr, made inert for the terminal.
     private static func say(_ text: String) {
         _ = written(Array(("latchkey: " + TerminalText.sanitizedLines(text) + "\n").utf8), to: STDERR_FILENO)
-    }
-
-    /// A NUL-terminated C string from a buffer the kernel filled.
-    static func text(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func written(_ bytes: [UInt8], to descriptor: Int32) -> Bool {

@@ -4,6 +4,7 @@
 /// Only these exact shapes: anything else (another option, an option twice spelled otherwise, a
 /// value the full command would refuse) is not a `LauncherRequest`, and the full command answers
 /// with its own message.
+public import LatchkeyEssentials
 public import LatchkeyVault
 
 public enum LauncherRequest: Equatable, Sendable {
@@ -17,10 +18,10 @@ public enum LauncherRequest: Equatable, Sendable {
     /// the full command's default minute.
     case mcpHeaders(AccountSelector)
     /// `aws-credential SELECTOR [--role-arn A] [--duration N] [--session-name S] [--sts-endpoint U]
-    /// [--min-ttl N]`: `options` are the first four as given (`nil` when not), which with the
-    /// environment name the answer the full command kept (`TokenCopy.awsAnswerKeyDescription`);
-    /// `minimumLifetime` goes to the agent, when the agent answers.
-    case awsCredential(AccountSelector, options: [String?], minimumLifetime: Int)
+    /// [--min-ttl N]`: `options` as given, which with the environment name the answer the full
+    /// command kept (`TokenCopy.awsAnswerKeyDescription`); `minimumLifetime` goes to the agent,
+    /// when the agent answers.
+    case awsCredential(AccountSelector, options: AWSRoleOptions, minimumLifetime: Int)
 
     public init?(_ arguments: [String]) {
         var rest = arguments.dropFirst()
@@ -48,15 +49,15 @@ public enum LauncherRequest: Equatable, Sendable {
             guard let selector = rest.popFirst(), !selector.hasPrefix("-"), !selector.isEmpty,
                 let given = Self.options(names + ["--min-ttl"], in: &rest), let seconds = Self.minimumLifetime(given["--min-ttl"])
             else { return nil }
-            // The full command reads --duration as an `Int`; the key holds it as that number.
-            var duration: String?
+            // The full command reads --duration as an `Int`, as the options hold it.
+            var duration: Int?
             if let raw = given["--duration"] {
                 guard let seconds = Int(raw) else { return nil }
-                duration = String(seconds)
+                duration = seconds
             }
-            self = .awsCredential(
-                AccountSelector(parsing: selector),
-                options: [given["--role-arn"], duration, given["--session-name"], given["--sts-endpoint"]], minimumLifetime: seconds)
+            let options = AWSRoleOptions(
+                roleARN: given["--role-arn"], duration: duration, sessionName: given["--session-name"], stsEndpoint: given["--sts-endpoint"])
+            self = .awsCredential(AccountSelector(parsing: selector), options: options, minimumLifetime: seconds)
         default:
             return nil
         }

@@ -88,10 +88,10 @@ public enum TokenFastPath {
     /// `aws-credential`'s answer as the full command kept it (`TokenCopy.Entry.answer`), printed
     /// as it is: while it may be used, `origin` passes its check and the policy files are as they
     /// were when it was kept.
-    public static func runAWSCredential(selector: String, options: [String?], from origin: CopiesOrigin) -> Int32? {
+    public static func runAWSCredential(selector: String, options: AWSRoleOptions, from origin: CopiesOrigin) -> Int32? {
         let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
         let key = TokenCopy.awsAnswerKeyDescription(
-            vaultPath: origin.location, selector: selector, options: options, environment: TokenCopy.awsEnvironment.map(environment))
+            vaultPath: origin.location, selector: selector, options: options, environment: AWSRoleOptions.environment(environment))
         let provider = String(decoding: selector.utf8.prefix { $0 != UInt8(ascii: ":") }, as: UTF8.self)
         guard
             let text = answer(

@@ -12,21 +12,16 @@ public enum MCPProxyError: LatchkeyError, Equatable {
     case sessionEnded(server: String)
     /// No token could be had for the account (the reason is the account's error).
     case noToken(reason: String)
-    /// The provider file names no MCP server (`mcp_url`).
+    /// The broker released the account's token but named no MCP server with it: the provider
+    /// file (here, or where the agent runs) has no `mcp_url`.
     case notAnMCPServer(provider: String)
-    /// The agent released the account's token but named no MCP server with it: its provider
-    /// file has no `mcp_url`, or the agent is older than `mcp_url` in its answers.
-    case notAnMCPServerAtAgent(provider: String)
-    /// The server asks for more scope and the account's token comes from the agent, which signs
-    /// in only where it runs, with the person there.
-    case moreScopeThroughAgent(account: String, scopes: [String])
 
     public var category: FailureCategory {
         switch self {
         case .serverGone, .sessionEnded: return .unavailable
         case .garbage: return .rejected
         case .noToken: return .notFound
-        case .notAnMCPServer, .notAnMCPServerAtAgent, .moreScopeThroughAgent: return .usage
+        case .notAnMCPServer: return .usage
         }
     }
 
@@ -43,16 +38,9 @@ public enum MCPProxyError: LatchkeyError, Equatable {
                 "the MCP server \(TerminalText.sanitized(server, maxLength: 200)) ended the session; the client must start the proxy again to begin a new one"
         case .noToken(let reason):
             return "no token for the MCP server: \(reason)"
-        case .notAnMCPServerAtAgent(let provider):
-            return
-                "the agent gave a token for \(TerminalText.sanitized(provider, maxLength: 120)) but named no MCP server with it: where the agent runs, its provider file has no mcp_url (add the server there with `latchkey mcp add URL`), or that Latchkey is older than this one"
-        case .moreScopeThroughAgent(let account, let scopes):
-            let provider = TerminalText.sanitized(AccountSelector(parsing: account).provider, maxLength: 120)
-            return
-                "\(TerminalText.sanitized(account, maxLength: 120))'s token comes from the agent, which signs in only where it runs: there, add \(TerminalText.sanitized(scopes.joined(separator: " "), maxLength: 300)) to the scopes of \(provider)'s provider file and run `latchkey login \(TerminalText.sanitized(account, maxLength: 120))`"
         case .notAnMCPServer(let provider):
             return
-                "\(TerminalText.sanitized(provider, maxLength: 120)) names no MCP server (no mcp_url in its provider file); add the server with `latchkey mcp add URL`"
+                "\(TerminalText.sanitized(provider, maxLength: 120)) names no MCP server (no mcp_url in its provider file, here or where the agent runs); add the server with `latchkey mcp add URL`"
         }
     }
 }

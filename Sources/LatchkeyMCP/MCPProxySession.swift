@@ -94,7 +94,7 @@ public struct MCPProxySession: Sendable {
             }
             let scopes = scope.split(separator: " ").map(String.init)
             // RFC 6749 §3.3 scope-tokens only: they become a sign-in's `scope` parameter.
-            guard !scopes.isEmpty, scopes.allSatisfy(MCPServerDiscovery.isScopeToken) else { return .refused(status: status) }
+            guard !scopes.isEmpty, scopes.allSatisfy(ScopeToken.isValid) else { return .refused(status: status) }
             return .insufficientScope(scopes)
         case 404 where sessionID != nil:
             return .sessionEnded

@@ -47,7 +47,7 @@ public struct MCPServerDiscovery: Sendable {
         draft.mcpURL = resource
         let named = scopes ?? challenge.scope.map { $0.split(separator: " ").map(String.init) } ?? metadata.scopesSupported ?? []
         // Written into the provider file: only what RFC 6749 §3.3 allows a scope to be.
-        if let bad = named.first(where: { !Self.isScopeToken($0) }) {
+        if let bad = named.first(where: { !ScopeToken.isValid($0) }) {
             throw MCPDiscoveryError.badScope(TerminalText.sanitized(bad, maxLength: 80))
         }
         draft.scopes = named
@@ -79,11 +79,6 @@ public struct MCPServerDiscovery: Sendable {
             throw .badClientMetadataURL("only visible ASCII without quotes or backslashes")
         }
         return url
-    }
-
-    /// `scope-token` (RFC 6749 §3.3): one or more of `%x21 / %x23-5B / %x5D-7E`.
-    static func isScopeToken(_ scope: String) -> Bool {
-        !scope.isEmpty && scope.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C }
     }
 
     // MARK: - Steps

@@ -85,6 +85,14 @@ public enum StepUpError: LatchkeyError, Equatable {
 
     public var category: FailureCategory { .rejected }
 
+    /// The account only a stronger or fresher sign-in can help.
+    public var account: (provider: String, name: String) {
+        switch self {
+        case .acr(_, _, let account, let provider), .noAuthTime(let account, let provider), .tooOld(_, let account, let provider):
+            return (provider, account)
+        }
+    }
+
     public var description: String {
         switch self {
         case .acr(let asked, let got, let account, let provider):

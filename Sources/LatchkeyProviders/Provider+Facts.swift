@@ -107,6 +107,22 @@ extension Provider {
         return provider
     }
 
+    /// The provider asking for `scopes` at a sign-in instead of the file's own: a sign-in for more
+    /// scope a person accepted (`login --scope`, a server's `insufficient_scope`). A firebase
+    /// sign-in asks for none.
+    public mutating func askFor(scopes: [String]) {
+        switch kind {
+        case .oidc(var client):
+            client.scopes = scopes
+            kind = .oidc(client)
+        case .oauth2(var client):
+            client.scopes = scopes
+            kind = .oauth2(client)
+        case .firebase:
+            return
+        }
+    }
+
     /// `registry_hosts`: the container registries `docker-credential-latchkey` answers for.
     public var registryHosts: [GitHost] {
         switch kind {
@@ -149,4 +165,27 @@ extension Provider {
             }
         }
     }
+}
+
+extension Provider {
+    /// The keys of this provider file naming clouds that take the account's identity token as the
+    /// account: AWS roles or an STS endpoint, an OpenBao address, a Google audience. Where there
+    /// is one, a forwarded host gets only what the agent makes from that token through them
+    /// (`ReleaseDecision.Named.identityToken`), unless `forward_id_token = true`.
+    public var identityClouds: [String] {
+        var keys: [String] = []
+        if aws.roleARN != nil { keys.append("aws_role_arn") }
+        if !aws.roles.isEmpty { keys.append("aws_roles") }
+        if aws.stsEndpoint != nil { keys.append("aws_sts_endpoint") }
+        if openBaoAddress != nil { keys.append("openbao_address") }
+        if googleAudience != nil { keys.append("gcp_audience") }
+        return keys
+    }
+
+    /// Whether a forwarded host may hold the account's identity token: the ID token, and the
+    /// access token when it is the one STS takes (`aws_web_identity_token = "access_token"`).
+    public var forwardsIdentityTokens: Bool { forwardsIdentityToken || identityClouds.isEmpty }
+
+    /// Whether the access token is an identity token STS takes as the account.
+    public var accessTokenIsIdentity: Bool { aws.webIdentityToken == .accessToken }
 }

@@ -31,6 +31,12 @@ public struct Provider: Sendable, Equatable {
     /// `openbao_address`: the OpenBao `latchkey openbao-token` logs in to with this provider's
     /// ID tokens when it is given no `--address`.
     public var openBaoAddress: URL?
+    /// `gcp_audience`: the Google identity pool provider `latchkey gcp-config` names when it is
+    /// given no `--audience`.
+    public var googleAudience: String?
+    /// `forward_id_token = true`: a forwarded host may hold the account's identity token even
+    /// where the file lists clouds that take it (`identityClouds`).
+    public var forwardsIdentityToken = false
 
     public init(name: String, displayName: String, kind: Kind, sourceFile: String) {
         self.name = name

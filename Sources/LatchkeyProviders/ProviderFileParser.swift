@@ -16,7 +16,7 @@ public struct ProviderFileParser {
         "client_id", "client_secret", "scopes", "extra_authorization_params", "redirect",
         "loopback_host", "loopback_port", "redirect_path", "account_id_field", "account_name_field",
         "git_hosts", "git_username", "registry_hosts", "registry_username", "forward", "confirm",
-    ]).union(protocolChoiceKeys).union(awsKeys).union(openBaoKeys)
+    ]).union(protocolChoiceKeys).union(awsKeys).union(identityKeys)
 
     /// Keys only `kind = "firebase"` files use.
     static let firebaseKeys: Set<String> = [
@@ -26,7 +26,7 @@ public struct ProviderFileParser {
     /// Keys a `kind = "firebase"` file may contain.
     static let firebaseAllowedKeys: Set<String> = firebaseKeys.union([
         "display_name", "kind", "jwks_uri", "redirect_path", "forward", "confirm",
-    ]).union(awsKeys).union(openBaoKeys)
+    ]).union(awsKeys).union(identityKeys)
 
     /// Parameters Latchkey sends itself, in the authorization request or to the token, device and
     /// revocation endpoints: neither `extra_authorization_params` nor an endpoint URL's query may
@@ -79,12 +79,16 @@ public struct ProviderFileParser {
         let sharing = AccountSharing.read(table, reader: &context, field: { $0 })
         let aws = context.awsSettings(table)
         let openBaoAddress = context.openBaoAddress(table)
+        let googleAudience = context.googleAudience(table)
+        let forwardsIdentityToken = context.forwardsIdentityToken(table)
         if table["kind"]?.string == "firebase" {
             return parseFirebase(table, name: name, context: &context).map { provider in
                 var shared = provider
                 shared.sharing = sharing
                 shared.aws = aws
                 shared.openBaoAddress = openBaoAddress
+                shared.googleAudience = googleAudience
+                shared.forwardsIdentityToken = forwardsIdentityToken
                 return shared
             }
         }
@@ -177,6 +181,8 @@ public struct ProviderFileParser {
         provider.sharing = sharing
         provider.aws = aws
         provider.openBaoAddress = openBaoAddress
+        provider.googleAudience = googleAudience
+        provider.forwardsIdentityToken = forwardsIdentityToken
         return .success(provider)
     }
 

@@ -14,7 +14,7 @@ public struct AppState: Sendable {
         case help
         case confirmSignOut(AccountSummary.ID)
         /// The agent asks whether to release a token (`confirm = true`): y or n.
-        case approveRelease(AgentAnswer.Confirmation)
+        case approveRelease(WaitingRelease)
         /// A sign-in or a phone enrollment, whatever the provider's kind.
         case signIn(SignInScreen)
         /// Adding a provider file from a preset (`+`).
@@ -61,7 +61,7 @@ public struct AppState: Sendable {
     public var demo: DemoPanel?
     /// Releases the agent holds for a person's approval, oldest first; the first is asked when
     /// the list is showing.
-    public var waitingReleases: [AgentAnswer.Confirmation] = []
+    public var waitingReleases: [WaitingRelease] = []
     /// Accounts already refreshed ahead of expiry in this session, so a failure is not retried
     /// every tick (the person can still press `r`).
     var proactivelyRefreshed: Set<AccountSummary.ID> = []

@@ -59,11 +59,12 @@ final class EffectRunner {
             spawn { inbox in
                 do {
                     var client = try AgentClient(endpoint: endpoint)
-                    let answer = try client.exchange(AgentRequest(approve ? .approve : .deny, confirmation: id))
-                    inbox.post(
-                        answer.ok
-                            ? .notice("\(approve ? "Approved" : "Denied") request \(id).")
-                            : .failed(TerminalText.sanitized(answer.message ?? "the agent refused", maxLength: 300)))
+                    let answer = try client.exchange(.approval(ApprovalRequest(id: id, approve: approve)))
+                    if case .refused(let refusal) = answer {
+                        inbox.post(.failed(TerminalText.sanitized(refusal.message, maxLength: 300)))
+                    } else {
+                        inbox.post(.notice("\(approve ? "Approved" : "Denied") request \(id)."))
+                    }
                 } catch {
                     inbox.post(.failed(String(describing: error)))
                 }
@@ -256,10 +257,13 @@ final class EffectRunner {
         Thread.detachNewThread {
             guard let client = try? AgentClient(endpoint: endpoint) else { return }
             var watching = client
-            guard (try? watching.send(AgentRequest(.watch))) != nil else { return }
-            while let event = try? watching.answer(), event.ok {
-                if let request = event.confirmation { inbox.post(.releaseWaiting(request)) }
-                if let id = event.closed { inbox.post(.releaseClosed(id)) }
+            guard (try? watching.send(.watch, client: .current())) != nil else { return }
+            while let event = try? watching.answer() {
+                switch event {
+                case .confirmation(let request): inbox.post(.releaseWaiting(request))
+                case .closed(let id): inbox.post(.releaseClosed(id))
+                default: return
+                }
             }
         }
     }

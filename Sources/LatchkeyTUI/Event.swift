@@ -39,7 +39,7 @@ public enum Event: Sendable {
     /// The provider file was not written, and why.
     case providerNotAdded(String)
     /// `latchkey agent` holds a token release for a person's approval (`confirm = true`).
-    case releaseWaiting(AgentAnswer.Confirmation)
+    case releaseWaiting(WaitingRelease)
     /// That release no longer waits: answered (here or elsewhere), timed out or withdrawn.
     case releaseClosed(Int)
 }

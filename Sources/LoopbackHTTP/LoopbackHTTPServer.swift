@@ -77,29 +77,30 @@ public final class LoopbackHTTPServer: Sendable {
         throw LoopbackHTTPBindError(reason: failure)
     }
 
+    /// A thread per listening socket accepts until the socket is shut down, and then closes it:
+    /// each descriptor is closed by the one thread that uses it, so none is closed under a
+    /// thread still blocked on it, whose next call would reach whatever reused the number.
     private func startAccepting() {
         for listener in listeners {
             let connections = self.connections
             Self.detach("latchkey-http-accept") {
                 while true {
                     let descriptor = lk_tcp_accept(listener)
-                    guard descriptor >= 0 else { return }
+                    guard descriptor >= 0 else { break }
                     connections.serve(descriptor)
                 }
+                _ = Glibc.close(listener)
             }
         }
     }
 
-    /// Stops accepting, lets the requests being handled send their answers, then closes every
+    /// Stops accepting, lets the requests being handled send their answers, then ends every
     /// connection. Safe to call more than once.
     public func close() async {
         guard connections.beginClosing() else { return await connections.drained() }
-        for listener in listeners {
-            lk_tcp_shutdown(listener)
-            _ = Glibc.close(listener)
-        }
+        for listener in listeners { lk_tcp_shutdown(listener) }
         await connections.drained()
-        connections.closeAll()
+        connections.endAll()
     }
 
     /// Runs `body` on a thread of its own, detached.
@@ -174,9 +175,9 @@ private final class Connections: Sendable {
                 answerFinished()
                 if !kept { break }
             }
-            let mine = state.withLock { $0.open.remove(descriptor) != nil }
-            // Closed here unless `closeAll` took it (and closes it) meanwhile.
-            if mine { _ = close(descriptor) }
+            // Out of the set first, so `endAll` never shuts down a number this thread gave back.
+            _ = state.withLock { $0.open.remove(descriptor) }
+            _ = close(descriptor)
         }
     }
 
@@ -231,15 +232,12 @@ private final class Connections: Sendable {
         }
     }
 
-    /// Closes every connection still open (idle ones, waiting for a next request).
-    func closeAll() {
-        let open = state.withLock { state in
-            defer { state.open = [] }
-            return state.open
-        }
-        for descriptor in open {
-            lk_tcp_shutdown(descriptor)
-            _ = close(descriptor)
+    /// Ends every connection still open (idle ones, waiting for a next request): each is shut
+    /// down, which wakes its thread, and that thread closes it. Under the lock, so a connection
+    /// whose thread is closing it is not shut down after its number was given back.
+    func endAll() {
+        state.withLock { state in
+            for descriptor in state.open { lk_tcp_shutdown(descriptor) }
         }
     }
 }

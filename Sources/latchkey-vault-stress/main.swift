@@ -44,9 +44,8 @@ struct VaultStress {
                 // launcher's token copies follow the release policy as after any command.
                 let composition = Composition(
                     environment: ProcessInfo.processInfo.environment, passphrase: PassphraseFile(path: passphraseFile))
-                guard let vault = composition.keystore as? VaultKeystore, vault.path == arguments[2] else {
-                    fail("VAULT must be the vault of this environment (XDG_DATA_HOME)")
-                }
+                let vault = composition.keystore
+                guard vault.location == arguments[2] else { fail("VAULT must be the vault of this environment (XDG_DATA_HOME)") }
                 let withoutRefreshToken = arguments[4] == "--no-refresh-token"
                 let specs = arguments.dropFirst(withoutRefreshToken ? 5 : 4)
                 try await vault.update { records in

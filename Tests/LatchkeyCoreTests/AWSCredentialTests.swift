@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyLauncher
 import LatchkeyTestSupport
 import Testing
+import LatchkeyEssentials
 
 @testable import LatchkeyVault
 @testable import LatchkeyClouds
@@ -206,7 +207,7 @@ struct AWSCredentialTests {
     @Test("the endpoint: the option, then aws_sts_endpoint, then AWS_ENDPOINT_URL_STS, then the region's, then the global one")
     func endpointOrder() throws {
         let settings = AWSSettings(roleARN: Self.role, region: "eu-west-1")
-        let options = AWSCredentialOptions()
+        let options = AWSRoleOptions()
         #expect(
             try options.checked(settings: settings, provider: "corp", environment: [:]).endpoint.absoluteString
                 == "https://sts.eu-west-1.amazonaws.com")
@@ -222,7 +223,7 @@ struct AWSCredentialTests {
             try options.checked(settings: AWSSettings(roleARN: Self.role), provider: "corp", environment: [:]).endpoint.absoluteString
                 == "https://sts.amazonaws.com")
         #expect(throws: AWSCredentialError.self) {
-            _ = try AWSCredentialOptions(stsEndpoint: "http://sts.example.com").checked(
+            _ = try AWSRoleOptions(stsEndpoint: "http://sts.example.com").checked(
                 settings: settings, provider: "corp", environment: [:])
         }
         #expect(throws: AWSCredentialError.noRole(provider: "corp")) {
@@ -231,6 +232,13 @@ struct AWSCredentialTests {
     }
 
     // MARK: - Through the account
+
+    /// The credentials for `options` of corp's account, made valid first as the broker does.
+    static func credential(_ service: AccountService, _ options: AWSRoleOptions) async throws -> AWSRoleCredential {
+        let selector = AccountSelector(provider: "corp")
+        let record = try await service.validRecord(for: selector, minimumLifetime: 60)
+        return try await service.awsCredential(of: record, asked: selector, options, environment: [:])
+    }
 
     func signedIn(_ server: FakeAuthorizationServer, settings: AWSSettings = AWSSettings(roleARN: role)) async throws -> (
         AccountService, InMemoryKeystore
@@ -260,8 +268,8 @@ struct AWSCredentialTests {
         let server = FakeAuthorizationServer()
         serveSTS(server)
         let (service, keystore) = try await signedIn(server)
-        let options = AWSCredentialOptions(stsEndpoint: Self.endpoint)
-        let first = try await service.awsCredential(for: AccountSelector(provider: "corp"), options, minimumLifetime: 60, environment: [:])
+        let options = AWSRoleOptions(stsEndpoint: Self.endpoint)
+        let first = try await Self.credential(service, options)
         let sent = try #require(server.transport.sent(to: "/sts").first)
         let record = try #require(try await keystore.records().first)
         #expect(sent.form["Action"] == "AssumeRoleWithWebIdentity" && sent.form["RoleArn"] == Self.role)
@@ -272,13 +280,12 @@ struct AWSCredentialTests {
 
         server.clock.advance(by: 3600 - 301)
         _ = try await service.refresh(AccountSelector(provider: "corp"))  // the account's own tokens are not what is timed here
-        let again = try await service.awsCredential(for: AccountSelector(provider: "corp"), options, minimumLifetime: 60, environment: [:])
+        let again = try await Self.credential(service, options)
         #expect(again.accessKeyID == first.accessKeyID)
         #expect(server.transport.sent(to: "/sts").count == 1)
 
         server.clock.advance(by: 2)
-        let renewed = try await service.awsCredential(
-            for: AccountSelector(provider: "corp"), options, minimumLifetime: 60, environment: [:])
+        let renewed = try await Self.credential(service, options)
         #expect(renewed.accessKeyID != first.accessKeyID)
         #expect(server.transport.sent(to: "/sts").count == 2)
         #expect(try await keystore.records().first?.awsCredentials == [renewed])
@@ -290,10 +297,8 @@ struct AWSCredentialTests {
         serveSTS(server)
         let (service, keystore) = try await signedIn(server)
         for number in 0..<17 {
-            _ = try await service.awsCredential(
-                for: AccountSelector(provider: "corp"),
-                AWSCredentialOptions(roleARN: "arn:aws:iam::123456789012:role/r\(number)", stsEndpoint: Self.endpoint), minimumLifetime: 60,
-                environment: [:])
+            _ = try await Self.credential(
+                service, AWSRoleOptions(roleARN: "arn:aws:iam::123456789012:role/r\(number)", stsEndpoint: Self.endpoint))
             server.clock.advance(by: 1)
         }
         let kept = try #require(try await keystore.records().first?.awsCredentials)
@@ -309,14 +314,10 @@ struct AWSCredentialTests {
         }
         let (service, keystore) = try await signedIn(server)
         await #expect(throws: AWSCredentialError.stsRefused(code: "AccessDenied", message: "Not authorized", status: 403)) {
-            _ = try await service.awsCredential(
-                for: AccountSelector(provider: "corp"), AWSCredentialOptions(stsEndpoint: Self.endpoint), minimumLifetime: 60,
-                environment: [:])
+            _ = try await Self.credential(service, AWSRoleOptions(stsEndpoint: Self.endpoint))
         }
         await #expect(throws: AWSCredentialError.self) {
-            _ = try await service.awsCredential(
-                for: AccountSelector(provider: "corp"), AWSCredentialOptions(roleARN: "arn:aws:iam::12:role/x", stsEndpoint: Self.endpoint),
-                minimumLifetime: 60, environment: [:])
+            _ = try await Self.credential(service, AWSRoleOptions(roleARN: "arn:aws:iam::12:role/x", stsEndpoint: Self.endpoint))
         }
         #expect(server.transport.sent(to: "/sts").count == 1)
         #expect(try await keystore.records().first?.awsCredentials == nil)
@@ -327,8 +328,7 @@ struct AWSCredentialTests {
         let server = FakeAuthorizationServer()
         serveSTS(server)
         let (service, keystore) = try await signedIn(server, settings: AWSSettings(roleARN: Self.role, webIdentityToken: .accessToken))
-        _ = try await service.awsCredential(
-            for: AccountSelector(provider: "corp"), AWSCredentialOptions(stsEndpoint: Self.endpoint), minimumLifetime: 60, environment: [:])
+        _ = try await Self.credential(service, AWSRoleOptions(stsEndpoint: Self.endpoint))
         #expect(
             server.transport.sent(to: "/sts").first?.form["WebIdentityToken"]
                 == (try await keystore.records().first?.accessToken.exposedValue))
@@ -373,7 +373,7 @@ struct AWSCredentialTests {
     static func profile(_ name: String = "dev", command: [String]? = nil) throws -> AWSProfile {
         try AWSProfile(
             name: name, command: command ?? ["latchkey", "aws-credential", "corp:alice@example.com", "--role-arn", role],
-            region: "eu-west-1", checking: AWSCredentialOptions(roleARN: role), settings: AWSSettings(), provider: "corp")
+            region: "eu-west-1", checking: AWSRoleOptions(roleARN: role), settings: AWSSettings(), provider: "corp")
     }
 
     @Test("the stanza quotes words for the shell splitting the AWS CLI does, and refuses line breaks")

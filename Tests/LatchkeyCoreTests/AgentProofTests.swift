@@ -33,16 +33,16 @@ struct AgentProofTests {
     }
 
     static func target(_ method: String = "POST", _ url: String = server, nonce: String? = nil, hash: String = hash)
-        -> AgentRequest.ProofTarget
+        -> ProofRequest
     {
-        AgentRequest.ProofTarget(method: method, url: url, nonce: nonce, tokenHash: hash)
+        ProofRequest(selector: "mcp", method: method, url: url, nonce: nonce, tokenHash: hash)
     }
 
     @Test("a well-formed request gives its method and URL; a bad method, URL, nonce or ath is malformed before any account is chosen")
     func checked() throws {
         let (method, url) = try Self.target(nonce: "n-1").checked()
         #expect(method == "POST" && url.absoluteString == Self.server)
-        let bad: [AgentRequest.ProofTarget] = [
+        let bad: [ProofRequest] = [
             Self.target("post"), Self.target(""), Self.target("GET\r\nX"), Self.target(String(repeating: "A", count: 17)),
             Self.target("POST", "mcp.example.com/mcp"), Self.target("POST", "file:///etc/passwd"), Self.target("POST", "https:///mcp"),
             Self.target("POST", "https://mcp.example.com/" + String(repeating: "a", count: 2048)),
@@ -52,7 +52,7 @@ struct AgentProofTests {
             Self.target(hash: Self.hash + "="),
         ]
         for target in bad {
-            #expect(throws: AgentError.self, "\(target)") { try target.checked() }
+            #expect(throws: BrokerError.self, "\(target)") { try target.checked() }
         }
     }
 
@@ -62,18 +62,18 @@ struct AgentProofTests {
         for same in [
             Self.server, "HTTPS://MCP.example.com/mcp", "https://mcp.example.com:443/mcp", Self.server + "?page=2", Self.server + "#x",
         ] {
-            #expect(AgentRequest.ProofTarget.isNamed(try #require(URL(string: same)), by: provider), "\(same)")
+            #expect(ProofRequest.isNamed(try #require(URL(string: same)), by: provider), "\(same)")
         }
         for other in [
             "https://mcp.example.com/mcp/", "https://mcp.example.com/MCP", "https://mcp.example.com/mcp/other",
             "http://mcp.example.com/mcp",
             "https://mcp.example.com:8443/mcp", "https://evil.example.com/mcp", "https://api.example.com/",
         ] {
-            #expect(!AgentRequest.ProofTarget.isNamed(try #require(URL(string: other)), by: provider), "\(other)")
+            #expect(!ProofRequest.isNamed(try #require(URL(string: other)), by: provider), "\(other)")
         }
         let url = try #require(URL(string: Self.server))
-        #expect(!AgentRequest.ProofTarget.isNamed(url, by: try Self.provider(mcpURL: nil)))
-        #expect(!AgentRequest.ProofTarget.isNamed(url, by: nil))
+        #expect(!ProofRequest.isNamed(url, by: try Self.provider(mcpURL: nil)))
+        #expect(!ProofRequest.isNamed(url, by: nil))
     }
 
     @Test("a forwarded host is refused a proof for an unnamed URL before a confirm = true account's person is asked; local clients are not")

@@ -173,7 +173,7 @@ struct KeystoreMigrationTests {
 }
 
 /// A keystore that takes every write and keeps none of it.
-private struct ForgetfulKeystore: Keystore {
+private struct ForgetfulKeystore: TestKeystore {
     var backendName: String { "forgetful" }
     func records() async throws(KeystoreError) -> [AccountRecord] { [] }
     func update<Result: Sendable>(
@@ -198,7 +198,7 @@ private struct ForgetfulKeystore: Keystore {
 
 /// A target that, while it takes its first account, lets the source refresh that account (the
 /// agent or another command did, between the read and the removal).
-private struct RefreshingMeanwhile: Keystore {
+private struct RefreshingMeanwhile: TestKeystore {
     let inner: InMemoryKeystore
     let source: InMemoryKeystore
     let refreshed: AccountRecord

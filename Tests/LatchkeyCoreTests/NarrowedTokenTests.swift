@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyTestSupport
 import Testing
+import LatchkeyBrokerWire
 
 @testable import LatchkeyVault
 @testable import LatchkeyAccounts
@@ -47,7 +48,7 @@ struct NarrowedTokenTests {
     }
 
     /// Signed in at a provider mapping `git.corp.example` whose `git_resource` is `api`.
-    func signedInForGit(_ server: FakeAuthorizationServer) async throws -> (AccountService, InMemoryKeystore, GitCredentialRequest) {
+    func signedInForGit(_ server: FakeAuthorizationServer) async throws -> (LocalBroker, InMemoryKeystore, GitRequest) {
         var provider = server.provider
         guard case .oidc(var client) = provider.kind else { throw CancellationError() }
         client.gitHosts = [GitHost(host: "git.corp.example")]
@@ -55,7 +56,14 @@ struct NarrowedTokenTests {
         let keystore = InMemoryKeystore()
         let service = server.service(keystore: keystore, providers: [provider])
         _ = try await service.signIn(provider: provider, interaction: ScriptedPerson { _, _ in .cancel })
-        return (service, keystore, GitCredentialRequest(scheme: "https", host: "git.corp.example"))
+        return (LocalBroker.atCommand(service), keystore, GitRequest(attributes: "protocol=https\nhost=git.corp.example"))
+    }
+
+    /// The password of git's answer (`password=…`).
+    static func password(_ release: GitRelease) throws -> Secret {
+        let answer = try #require(release.credential).exposedValue
+        let line = try #require(answer.split(separator: "\n").first { $0.hasPrefix("password=") })
+        return Secret(String(line.dropFirst("password=".count)))
     }
 
     static var gitResourceChoices: ProtocolChoices {
@@ -67,33 +75,35 @@ struct NarrowedTokenTests {
     @Test("git-credential hands git the token narrowed to git_resource, not the account's, and the next get is answered from the vault")
     func gitResource() async throws {
         let server = FakeAuthorizationServer(choices: Self.gitResourceChoices)
-        let (service, keystore, request) = try await signedInForGit(server)
+        let (broker, keystore, request) = try await signedInForGit(server)
         let own = try #require(try await keystore.records().first).accessToken
-        let credential = try #require(try await service.gitCredential(for: request, minimumLifetime: 60))
+        let credential = try Self.password(try await broker.gitCredential(request))
         let sent = try #require(server.transport.sent(to: "/token").last)
         #expect(sent.form["grant_type"] == "refresh_token" && sent.form["resource"] == Self.api)
-        #expect(credential.password != own)
-        #expect(try await keystore.records().first?.narrowedTokens?.first?.accessToken == credential.password)
+        #expect(credential != own)
+        #expect(try await keystore.records().first?.narrowedTokens?.first?.accessToken == credential)
         let count = server.transport.sent(to: "/token").count
-        #expect(try await service.gitCredential(for: request, minimumLifetime: 60)?.password == credential.password)
+        #expect(try Self.password(try await broker.gitCredential(request)) == credential)
         #expect(server.transport.sent(to: "/token").count == count)
     }
 
     @Test("git-credential --resource replaces git_resource, and --scope alone narrows the token for git_resource")
     func gitCredentialOptionsWin() async throws {
         let server = FakeAuthorizationServer(choices: Self.gitResourceChoices)
-        let (service, keystore, request) = try await signedInForGit(server)
+        let (broker, keystore, request) = try await signedInForGit(server)
         let other = "https://other.example/"
-        let credential = try #require(
-            try await service.gitCredential(for: request, narrowing: TokenNarrowing(resource: other, scopes: []), minimumLifetime: 60))
+        var asked = request
+        asked.resource = other
+        let credential = try Self.password(try await broker.gitCredential(asked))
         let sent = try #require(server.transport.sent(to: "/token").last)
         #expect(sent.form["resource"] == other && sent.form["scope"] == nil)
-        let scoped = try #require(
-            try await service.gitCredential(for: request, narrowing: TokenNarrowing(resource: nil, scopes: ["email"]), minimumLifetime: 60))
+        asked = request
+        asked.scope = "email"
+        let scoped = try Self.password(try await broker.gitCredential(asked))
         let second = try #require(server.transport.sent(to: "/token").last)
         #expect(second.form["resource"] == Self.api && second.form["scope"] == "email")
         let kept = try #require(try await keystore.records().first?.narrowedTokens)
-        #expect(kept.map(\.resource) == [other, Self.api] && kept.map(\.accessToken) == [credential.password, scoped.password])
+        #expect(kept.map(\.resource) == [other, Self.api] && kept.map(\.accessToken) == [credential, scoped])
     }
 
     @Test("an expired narrowed token is replaced, not added to, and other resources keep their own")
@@ -204,7 +214,7 @@ struct NarrowedTokenTests {
         server.acceptOnlySignedInResources()
         let (service, keystore) = try await signedIn(server)
         let before = try #require(try await keystore.records().first)
-        let (token, _) = try await service.accessToken(
+        let (token, _, _) = try await service.accessToken(
             of: before, narrowing: TokenNarrowing(resource: Self.api, scopes: []), minimumLifetime: 60,
             signingInWith: ScriptedPerson { _, _ in .cancel })
         #expect(server.browser.urls.count == 2, "signed in again")

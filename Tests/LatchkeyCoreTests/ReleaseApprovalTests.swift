@@ -8,6 +8,7 @@ import Testing
 @testable import LatchkeyOAuth
 @testable import LatchkeyKeystore
 @testable import LatchkeyBroker
+@testable import LatchkeyBrokerWire
 @testable import LatchkeySecondFactor
 
 /// `confirm = true` on this machine without the agent: a command hands the token on only after
@@ -17,8 +18,11 @@ struct ReleaseApprovalTests {
     static let selector = AccountSelector(provider: "corp")
     static let account = "corp:alice@example.com"
 
-    /// A service whose config.toml marks alice at corp `confirm = true`, waiting 7 s, with her signed in.
-    static func service(confirming: Bool = true) async throws -> AccountService {
+    /// The broker at a command's door over a service whose config.toml marks alice at corp
+    /// `confirm = true`, waiting 7 s, with her signed in; `person` at the terminal.
+    static func broker(confirming: Bool = true, person: ScriptedPerson?, log: ReleaseLogRecorder = ReleaseLogRecorder()) async throws
+        -> LocalBroker
+    {
         let server = FakeAuthorizationServer()
         var configuration = LatchkeyConfiguration()
         configuration.accounts = [
@@ -31,15 +35,18 @@ struct ReleaseApprovalTests {
             browser: server.browser, listeners: server.listeners, here: nil, hooks: nil,
             releasePolicy: ReleasePolicy(configuration: configuration, providers: providers))
         _ = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
-        return service
+        return LocalBroker.atCommand(service, configuration: configuration, person: person, log: log)
     }
+
+    static let request = TokenRequest(selector: "corp")
 
     @Test("the person agrees: the token is handed on, and they were told who asked and for how long the question stands")
     func approved() async throws {
-        let service = try await Self.service()
         let person = ScriptedPerson(answer: { _, _ in .cancel }, release: { _ in true })
-        let record = try await service.validRecord(for: Self.selector, minimumLifetime: 60, signingInWith: person)
-        #expect(record.subject == "alice")
+        let log = ReleaseLogRecorder()
+        let release = try await Self.broker(person: person, log: log).token(Self.request)
+        #expect(release.subject == "alice" && release.accessToken != nil)
+        #expect(log.logged.map(\.outcome) == [.released], "a release a person approved is logged")
         let asked = try #require(person.log.releasesAsked.first)
         #expect(asked.account == Self.account && asked.seconds == 7)
         #expect(asked.requester.hasPrefix("local: `") && asked.requester.contains("pid \(getppid())"))
@@ -47,25 +54,24 @@ struct ReleaseApprovalTests {
 
     @Test("a refusal, no answer in time, or nobody to ask: no token, and the error says which")
     func refused() async throws {
-        let service = try await Self.service()
         let denying = ScriptedPerson(answer: { _, _ in .cancel }, release: { _ in false })
         await #expect(throws: ReleaseRefusal.denied(account: Self.account)) {
-            try await service.validRecord(for: Self.selector, minimumLifetime: 60, signingInWith: denying)
+            try await Self.broker(person: denying).token(Self.request)
         }
         let silent = ScriptedPerson(answer: { _, _ in .cancel })
         await #expect(throws: ReleaseRefusal.notApproved(account: Self.account, seconds: 7)) {
-            try await service.validRecord(for: Self.selector, minimumLifetime: 60, signingInWith: silent)
+            try await Self.broker(person: silent).token(Self.request)
         }
         await #expect(throws: ReleaseRefusal.nobodyToAsk(account: Self.account)) {
-            try await service.validRecord(for: Self.selector, minimumLifetime: 60, signingInWith: nil)
+            try await Self.broker(person: nil).token(Self.request)
         }
     }
 
-    @Test("an account not marked confirm = true is handed on without a question; the plain validRecord never asks")
+    @Test("an account not marked confirm = true is handed on without a question, and a command logs nothing of it")
     func notAsked() async throws {
         let person = ScriptedPerson(answer: { _, _ in .cancel }, release: { _ in false })
-        _ = try await Self.service(confirming: false).validRecord(for: Self.selector, minimumLifetime: 60, signingInWith: person)
-        _ = try await Self.service().validRecord(for: Self.selector, minimumLifetime: 60)
-        #expect(person.log.releasesAsked.isEmpty)
+        let log = ReleaseLogRecorder()
+        _ = try await Self.broker(confirming: false, person: person, log: log).token(Self.request)
+        #expect(person.log.releasesAsked.isEmpty && log.logged.isEmpty)
     }
 }

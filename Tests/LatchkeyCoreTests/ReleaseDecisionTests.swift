@@ -32,10 +32,11 @@ struct ReleaseDecisionTests {
             Self.local.tokenFailed(reason: "the refresh token was refused") == [.log(.refused, reason: "the refresh token was refused")])
     }
 
-    @Test("a command holds its token already: it hands it over unasked, logging nothing and firing no hook")
+    @Test("a command fetches its token and hands it over unasked, logging nothing and firing no hook")
     func commandReleasesWithoutAsking() {
         let command = Self.decision(.command)
-        #expect(command.chosen() == [.handOver])
+        #expect(command.chosen() == [.fetchToken])
+        #expect(command.tokenReady() == [.handOver])
         #expect(command.tokenFailed(reason: "anything").isEmpty)
     }
 
@@ -46,16 +47,20 @@ struct ReleaseDecisionTests {
         }
     }
 
-    @Test("approved: the agent goes on to fetch (and logs once it has the token); a command logs and hands over")
+    @Test("approved: every door goes on to fetch, and logs the release once it has the token (a command too, as a person approved it)")
     func approved() {
-        #expect(Self.decision(.agent(forwarded: false), confirm: true).answered(.approved) == [.fetchToken])
-        #expect(Self.decision(.command, confirm: true).answered(.approved) == [.log(.released), .handOver])
+        var agent = Self.decision(.agent(forwarded: false), confirm: true)
+        #expect(agent.answered(.approved) == [.fetchToken])
+        #expect(agent.tokenReady() == [.log(.released), .fireReleaseHook, .handOver])
+        var command = Self.decision(.command, confirm: true)
+        #expect(command.answered(.approved) == [.fetchToken])
+        #expect(command.tokenReady() == [.log(.released), .handOver])
     }
 
     @Test("denied, unanswered, abandoned or nobody to ask: logged with its own outcome and refused with its own error")
     func refusedAnswers() {
         for door in [ReleaseDecision.Door.agent(forwarded: false), .agent(forwarded: true), .command] {
-            let decision = Self.decision(door, forward: true, confirm: true)
+            var decision = Self.decision(door, forward: true, confirm: true)
             #expect(decision.answered(.denied) == [.log(.denied), .refuse(.denied(account: "corp:alice"))])
             #expect(decision.answered(.timedOut) == [.log(.unapproved), .refuse(.notApproved(account: "corp:alice", seconds: 30))])
             #expect(
@@ -101,7 +106,7 @@ struct ReleaseDecisionTests {
             ])
         #expect(Self.forwarded.chosen(naming: [.awsRole: true, .stsEndpoint: true]) == [.fetchToken])
         #expect(Self.local.chosen(naming: [.awsRole: false, .stsEndpoint: false]) == [.fetchToken])
-        #expect(Self.decision(.command).chosen(naming: [.awsRole: false]) == [.handOver])
+        #expect(Self.decision(.command).chosen(naming: [.awsRole: false]) == [.fetchToken])
     }
 
     @Test("an account not shared is refused as not shared, whatever the request names")
@@ -149,6 +154,7 @@ struct ReleaseDecisionTests {
 
     /// Plays the actions as a door would, answering `ask` with `answer` and fetching successfully.
     private func run(_ decision: ReleaseDecision, _ start: [Action], answer: ReleaseDecision.Answer) -> [Action] {
+        var decision = decision
         var done: [Action] = []
         var actions = start[...]
         while let action = actions.popFirst() {

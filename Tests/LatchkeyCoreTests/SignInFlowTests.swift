@@ -245,7 +245,7 @@ struct SignInFlowTests {
 }
 
 /// A keystore that is locked and cannot be unlocked here.
-struct LockedKeystore: Keystore {
+struct LockedKeystore: TestKeystore {
     var backendName: String { "locked" }
     func records() async throws(KeystoreError) -> [AccountRecord] { throw .locked("a test vault") }
     func update<Result: Sendable>(

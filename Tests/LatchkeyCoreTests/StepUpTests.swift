@@ -51,10 +51,10 @@ struct StepUpTests {
         _ = try await service.signIn(provider: server.provider, interaction: Self.person)
         let stepUp = StepUp(acrValues: ["mfa"])
         await #expect(throws: StepUpError.acr(asked: ["mfa"], got: "pwd", account: "alice@example.com", provider: "corp")) {
-            try await service.validRecord(for: Self.selector, minimumLifetime: 60, signingInWith: nil, stepUp: stepUp)
+            try await service.usableRecord(for: Self.selector, minimumLifetime: 60, signingInWith: nil, stepUp: stepUp)
         }
         server.authenticate(acr: "mfa", at: server.clock.now())
-        let record = try await service.validRecord(for: Self.selector, minimumLifetime: 60, signingInWith: Self.person, stepUp: stepUp)
+        let record = try await service.usableRecord(for: Self.selector, minimumLifetime: 60, signingInWith: Self.person, stepUp: stepUp)
         #expect(stepUp.problem(with: record, at: server.clock.now()) == nil)
         #expect(server.browser.urls.count == 2)
         #expect(FakeAuthorizationServer.query(server.browser.urls[1])["acr_values"] == "mfa")
@@ -68,10 +68,10 @@ struct StepUpTests {
         let service = server.service(keystore: InMemoryKeystore())
         _ = try await service.signIn(provider: server.provider, interaction: Self.person)
         server.clock.advance(by: 100)
-        _ = try await service.validRecord(for: Self.selector, minimumLifetime: 60, signingInWith: Self.person, stepUp: StepUp(maxAge: 300))
+        _ = try await service.usableRecord(for: Self.selector, minimumLifetime: 60, signingInWith: Self.person, stepUp: StepUp(maxAge: 300))
         #expect(server.browser.urls.count == 1)
         server.authenticate(acr: nil, at: server.clock.now())
-        _ = try await service.validRecord(for: Self.selector, minimumLifetime: 60, signingInWith: Self.person, stepUp: StepUp(maxAge: 30))
+        _ = try await service.usableRecord(for: Self.selector, minimumLifetime: 60, signingInWith: Self.person, stepUp: StepUp(maxAge: 30))
         #expect(server.browser.urls.count == 2)
         #expect(FakeAuthorizationServer.query(server.browser.urls[1])["max_age"] == "30")
     }

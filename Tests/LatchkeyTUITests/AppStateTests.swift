@@ -114,7 +114,7 @@ struct AppStateTests {
     @Test("a release the agent holds is asked on the list: y approves, n denies, another key leaves it to latchkey approve")
     func agentReleasePrompt() {
         var state = Fixtures.state(accounts: [alice])
-        let first = AgentAnswer.Confirmation(
+        let first = WaitingRelease(
             id: 3, account: "a:alice@example.test", requester: "local: `curl` pid 9", forwarded: false, expiresAt: 0)
         var second = first
         second.id = 4

@@ -206,7 +206,7 @@ struct RendererTests {
     @Test("a release question longer than the window is wrapped above the footer, the body giving up the rows")
     func longQuestionWrapped() throws {
         var state = Fixtures.state(accounts: [Fixtures.account("a", "alice@example.test")])
-        let waiting = AgentAnswer.Confirmation(
+        let waiting = WaitingRelease(
             id: 3, account: "a:alice@example.test", requester: "forwarded from build-host.example.test: `git` pid 4242 (credential helper)",
             forwarded: true, expiresAt: 0)
         _ = state.handle(.releaseWaiting(waiting))

@@ -1,9 +1,10 @@
 public import LatchkeyVault
+public import Foundation
 public import LatchkeyKeystore
-public import LatchkeyKeystore
+public import LatchkeySupport
 
 /// A keystore held in memory: what a vault would store, without a file, a KDF or a lock file.
-public actor InMemoryKeystore: Keystore {
+public actor InMemoryKeystore: TestKeystore {
     public private(set) var stored: [AccountRecord]
     /// The clients registered for Latchkey (RFC 7591).
     public private(set) var clients: [RegisteredClient] = []
@@ -13,7 +14,6 @@ public actor InMemoryKeystore: Keystore {
     public init(_ records: [AccountRecord] = []) { stored = records }
 
     public nonisolated var backendName: String { "memory" }
-
     public func records() async throws(KeystoreError) -> [AccountRecord] { stored }
 
     public func update<Result: Sendable>(

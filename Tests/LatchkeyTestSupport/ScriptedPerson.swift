@@ -6,8 +6,6 @@ public import LatchkeySecondFactor
 public import LatchkeyOAuth
 public import LatchkeyProviders
 public import LatchkeyBroker
-public import LatchkeyAccounts
-public import LatchkeyBroker
 
 /// A person following a script through any sign-in: what they type, which factor they pick, and
 /// their answer to each code prompt. Everything they were shown is logged for the assertions.
@@ -28,6 +26,8 @@ public final class ScriptedPerson: SignInInteraction {
         public var notices: [FirebaseAuthError?] = []
         /// Each release asked about: account, requester, seconds.
         public var releasesAsked: [(account: String, requester: String, seconds: Int)] = []
+        /// Each request for more scope shown: the scopes, the account, who asked.
+        public var scopesAsked: [(scopes: [String], account: String, askedBy: String)] = []
     }
 
     let credentials: PasswordCredentials?
@@ -37,22 +37,26 @@ public final class ScriptedPerson: SignInInteraction {
     let deviceCodeShown: @Sendable (DeviceAuthorization) async -> Void
     let redirectMode: OAuthClient.RedirectMode?
     let release: @Sendable (String) -> Bool?
+    let acceptScopes: @Sendable ([String]) -> Bool
     private let state = Mutex(Log())
 
     public var log: Log { state.withLock { $0 } }
 
     /// `answer` gets the session and the attempt number (1 for the first code asked);
     /// `deviceCodeShown` is the person reading a device code off the screen; `release` answers a
-    /// `confirm = true` release of the account it names (`nil`: nobody answers in time).
+    /// `confirm = true` release of the account it names (`nil`: nobody answers in time);
+    /// `acceptScopes` answers a server's request for more scope.
     public init(
         credentials: PasswordCredentials? = nil, choose: @escaping @Sendable ([SecondFactorHint]) -> SecondFactorHint? = { $0.first },
         answer: @escaping @Sendable (VerificationSession, Int) async -> CodeAnswer,
         pastedURL: @escaping @Sendable (URL) async -> String? = { _ in nil },
         deviceCodeShown: @escaping @Sendable (DeviceAuthorization) async -> Void = { _ in },
-        redirectMode: OAuthClient.RedirectMode? = .loopback, release: @escaping @Sendable (String) -> Bool? = { _ in nil }
+        redirectMode: OAuthClient.RedirectMode? = .loopback, release: @escaping @Sendable (String) -> Bool? = { _ in nil },
+        acceptScopes: @escaping @Sendable ([String]) -> Bool = { _ in false }
     ) {
         self.redirectMode = redirectMode
         self.release = release
+        self.acceptScopes = acceptScopes
         self.credentials = credentials
         self.choose = choose
         self.answer = answer
@@ -128,9 +132,14 @@ extension PasswordCredentials {
     }
 }
 
-extension ScriptedPerson: ReleaseApproval {
+extension ScriptedPerson: ReleaseApproval, ScopeApproval {
     public func approveRelease(of account: String, to requester: String, within seconds: Int) async -> Bool? {
         state.withLock { $0.releasesAsked.append((account, requester, seconds)) }
         return release(account)
+    }
+
+    public func approveScopes(_ scopes: [String], for account: String, askedBy: String) async -> Bool {
+        state.withLock { $0.scopesAsked.append((scopes, account, askedBy)) }
+        return acceptScopes(scopes)
     }
 }

@@ -1,3 +1,4 @@
+import LatchkeyEssentials
 import LatchkeyLauncher
 import LatchkeyVault
 import Testing
@@ -46,10 +47,12 @@ struct LauncherRequestTests {
         let role = "arn:aws:iam::123456789012:role/deploy"
         #expect(
             LauncherRequest(["latchkey", "aws-credential", "a", "--role-arn", role, "--duration=0900", "--min-ttl", "5"])
-                == .awsCredential(AccountSelector(parsing: "a"), options: [role, "900", nil, nil], minimumLifetime: 5))
+                == .awsCredential(AccountSelector(parsing: "a"), options: AWSRoleOptions(roleARN: role, duration: 900), minimumLifetime: 5))
         #expect(
             LauncherRequest(["latchkey", "aws-credential", "a:bob", "--sts-endpoint", "http://127.0.0.1:1", "--session-name", "s"])
-                == .awsCredential(AccountSelector(parsing: "a:bob"), options: [nil, nil, "s", "http://127.0.0.1:1"], minimumLifetime: 60))
+                == .awsCredential(
+                    AccountSelector(parsing: "a:bob"), options: AWSRoleOptions(sessionName: "s", stsEndpoint: "http://127.0.0.1:1"),
+                    minimumLifetime: 60))
         for arguments in [
             ["aws-credential"], ["aws-credential", "--role-arn", role, "a"], ["aws-credential", "a", "--duration", "x"],
             ["aws-credential", "a", "--role-arn", role, "--role-arn", role], ["aws-credential", "a", "--region", "eu-west-1"],

@@ -329,7 +329,7 @@ struct KeptAnswerTests {
         let ring = try KernelKeyring.replaceKeyring(description: TokenCopy.keyringDescription(vaultPath: vault), timeout: 60)
         defer { _ = KernelKeyring.removeKeyring(description: TokenCopy.keyringDescription(vaultPath: vault)) }
         let key = TokenCopy.awsAnswerKeyDescription(
-            vaultPath: vault, selector: "p", options: ["arn:aws:iam::1:role/r", nil, nil, nil], environment: [nil, "eu-west-1", nil])
+            vaultPath: vault, selector: "p", options: AWSRoleOptions(roleARN: "arn:aws:iam::1:role/r"), environment: ["AWS_REGION": "eu-west-1"])
         let now = Int(time(nil))
         let text = Array("{\"Version\": 1}\n".utf8)
         try KernelKeyring.store(
@@ -339,22 +339,26 @@ struct KeptAnswerTests {
         #expect(TokenFastPath.answer(key: key, origin: .vault(vault), policy: "edited files", now: now) == nil, "policy files changed")
         #expect(TokenFastPath.answer(key: key, origin: .vault(vault), policy: nil, now: now) == nil, "policy files unreadable")
         let otherRegion = TokenCopy.awsAnswerKeyDescription(
-            vaultPath: vault, selector: "p", options: ["arn:aws:iam::1:role/r", nil, nil, nil], environment: [nil, "us-east-1", nil])
+            vaultPath: vault, selector: "p", options: AWSRoleOptions(roleARN: "arn:aws:iam::1:role/r"), environment: ["AWS_REGION": "us-east-1"])
         #expect(TokenFastPath.answer(key: otherRegion, origin: .vault(vault), policy: "files", now: now) == nil)
     }
 
-    @Test("no option, variable or selector spelling can stand for another in the key")
+    @Test("no option, variable or selector spelling can stand for another in the key; a variable set empty is one unset")
     func keysDoNotCollide() {
-        let key = { (selector: String, options: [String?], environment: [String?]) in
+        let key = { (selector: String, options: AWSRoleOptions, environment: [String: String]) in
             TokenCopy.awsAnswerKeyDescription(vaultPath: "/v", selector: selector, options: options, environment: environment)
         }
         let keys = [
-            key("p", ["a", nil, nil, nil], [nil, nil, nil]), key("p", [nil, "a", nil, nil], [nil, nil, nil]),
-            key("p", ["a|1:b", nil, nil, nil], [nil, nil, nil]), key("p", ["a", "b", nil, nil], [nil, nil, nil]),
-            key("p", ["a", nil, nil, nil], ["", nil, nil]), key("p|1:a", [nil, nil, nil, nil], [nil, nil, nil]),
-            key("p", ["-", nil, nil, nil], [nil, nil, nil]),
+            key("p", AWSRoleOptions(roleARN: "a"), [:]), key("p", AWSRoleOptions(sessionName: "a"), [:]),
+            key("p", AWSRoleOptions(roleARN: "a|1:b"), [:]), key("p", AWSRoleOptions(roleARN: "a", sessionName: "b"), [:]),
+            key("p", AWSRoleOptions(roleARN: "a"), ["AWS_REGION": "a"]), key("p|1:a", AWSRoleOptions(), [:]),
+            key("p", AWSRoleOptions(roleARN: "-"), [:]), key("p", AWSRoleOptions(duration: 900), [:]),
+            key("p", AWSRoleOptions(stsEndpoint: "900"), [:]),
         ]
         #expect(Set(keys).count == keys.count)
+        let unset = AWSRoleOptions.environment { _ in nil }
+        let empty = AWSRoleOptions.environment { _ in "" }
+        #expect(key("p", AWSRoleOptions(), unset) == key("p", AWSRoleOptions(), empty))
     }
 }
 

@@ -131,10 +131,7 @@ public struct KeystoreMigration: Sendable {
             record(Step(item: .client(provider: client.provider), outcome: removed ? copied[client.provider] ?? .moved : .changedMeanwhile))
         }
         // The launcher must not go on answering from copies of accounts that now live elsewhere.
-        if !steps.isEmpty {
-            (source as? VaultKeystore)?.lock()
-            (source as? OpenBaoKeystore)?.launcherCopies?.lock()
-        }
+        if !steps.isEmpty { source.lock() }
         return steps
     }
 

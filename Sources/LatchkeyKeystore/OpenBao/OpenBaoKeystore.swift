@@ -199,9 +199,39 @@ public final class OpenBaoKeystore: Keystore {
         }
     }
 
-    public func keepAnswerForLauncher(_ text: [UInt8], key: (_ vaultPath: String) -> String, of record: AccountRecord, until: Date) {
+    public func keepAnswerForLauncher(_ text: [UInt8], key: (_ location: String) -> String, of record: AccountRecord, until: Date) {
         launcherCopies?.keepAnswer(text, key: key, of: record, until: until)
     }
+
+    /// The cluster's first address and the KV path the accounts are kept under.
+    public var location: String { "openbao \(settings.addresses.first?.absoluteString ?? "") \(settings.mount)/\(settings.path)" }
+
+    /// How long the agent trusts what it read: another machine's logout is seen within it.
+    public static let cacheSeconds: TimeInterval = 5
+
+    public var freshness: RecordsFreshness { .forSeconds(Self.cacheSeconds) }
+
+    public var launcherWindow: LauncherWindow {
+        launcherCopies == nil
+            ? .none(
+                reason:
+                    "the openbao keystore's tokens are copied for the launcher only when config.toml chooses it (keystore = \"openbao\"), not with --keystore"
+            )
+            : .copiedTokens
+    }
+
+    /// Opens the window in which the launcher answers from copies of the tokens: a read makes
+    /// them (no passphrase: OpenBao's token reads them).
+    public func unlock(for duration: TimeInterval) async throws -> Date {
+        guard let launcherCopies else {
+            guard case .none(let reason) = launcherWindow else { throw KeystoreError.noLauncherWindow("") }
+            throw KeystoreError.noLauncherWindow(reason)
+        }
+        return try await launcherCopies.unlock(for: duration) { _ = try await records() }
+    }
+
+    @discardableResult
+    public func lock() -> Bool { launcherCopies?.lock() ?? false }
 
     // MARK: - Reading
 
@@ -581,5 +611,24 @@ public final class OpenBaoKeystore: Keystore {
         } catch {
             throw .openBao(error)
         }
+    }
+}
+
+// MARK: - latchkey doctor
+
+extension OpenBaoKeystore {
+    /// Where the accounts are kept, and whether records wait on this machine to be written
+    /// there (a write back that failed after a provider answered).
+    public func findings(environment: [String: String]) -> [Finding] {
+        let addresses = settings.addresses.map(\.absoluteString).joined(separator: ", ")
+        var findings = [Finding(.ok, "keystore", "openbao: \(settings.mount)/\(settings.path) at \(addresses)")]
+        if journal.isPending {
+            findings.append(
+                Finding(
+                    .warning, "openbao journal",
+                    "\(journal.path) holds new tokens OpenBao has not taken yet; the next command that reaches OpenBao writes them",
+                    fix: "latchkey status (once OpenBao answers)"))
+        }
+        return findings
     }
 }

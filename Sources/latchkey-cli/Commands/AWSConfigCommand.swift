@@ -20,7 +20,7 @@ struct AWSConfigCommand: AsyncParsableCommand {
     @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers)
     var selector: String
     @Option(help: "The profile's name, as aws --profile NAME takes it.") var profile: String
-    @OptionGroup var role: AWSRoleOptions
+    @OptionGroup var role: AWSRoleArguments
     @Option(help: "How the AWS CLI starts Latchkey: a name it finds on its PATH, or an absolute path.") var command = "latchkey"
     @Flag(help: "Add the profile to the AWS config file instead of printing it.") var write = false
 

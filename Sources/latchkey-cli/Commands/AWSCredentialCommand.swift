@@ -6,9 +6,10 @@ import LatchkeyVault
 import LatchkeyClouds
 import LatchkeyProviders
 import LatchkeyBroker
+import LatchkeyEssentials
 
 /// The options of `aws-credential` that `aws-config` carries into the profile it writes.
-struct AWSRoleOptions: ParsableArguments {
+struct AWSRoleArguments: ParsableArguments {
     @Option(name: .customLong("role-arn"), help: "The IAM role to assume (default: aws_role_arn of the provider file).")
     var roleARN: String?
     @Option(help: "How long the credentials last, in seconds (900 to 43200; default: the role's own, one hour unless set).")
@@ -20,8 +21,8 @@ struct AWSRoleOptions: ParsableArguments {
         help: "STS's URL (default: aws_sts_endpoint, else AWS_ENDPOINT_URL_STS, else https://sts.REGION.amazonaws.com).")
     var stsEndpoint: String?
 
-    var options: AWSCredentialOptions {
-        AWSCredentialOptions(roleARN: roleARN, sessionName: sessionName, duration: duration, stsEndpoint: stsEndpoint)
+    var options: AWSRoleOptions {
+        AWSRoleOptions(roleARN: roleARN, duration: duration, sessionName: sessionName, stsEndpoint: stsEndpoint)
     }
 
     func validate() throws {
@@ -50,30 +51,19 @@ struct AWSCredentialCommand: AsyncParsableCommand {
 
     @Argument(help: "PROVIDER or PROVIDER:ACCOUNT (the account's email/name or subject).", completion: Completions.providers)
     var selector: String
-    @OptionGroup var role: AWSRoleOptions
+    @OptionGroup var role: AWSRoleArguments
     @OptionGroup var minimumLifetime: MinimumLifetimeOptions
 
     @OptionGroup var options: KeystoreOptions
 
     func run() async throws {
         try await Failure.reporting {
-            let context = options.context()
-            let environment = ProcessInfo.processInfo.environment
-            if let answer = try ThroughAgent.ask(agentRequest(environment: environment), context: context), let keys = answer.aws {
-                return try Output.json(AWSProcessCredential(keys))
-            }
-            let credential = try await context.service.awsCredential(
-                for: AccountSelector(parsing: selector), role.options, minimumLifetime: minimumLifetime.interval,
-                environment: environment, signingInWith: CommandLineInteraction.atTerminal())
-            try Output.json(AWSProcessCredential(credential))
+            let environment = AWSRoleOptions.environment { ProcessInfo.processInfo.environment[$0] }
+            let release = try await options.broker(person: CommandLineInteraction.atTerminal()).awsCredential(
+                AWSCredentialRequest(
+                    selector: selector, options: role.options, minimumLifetime: minimumLifetime.seconds, environment: environment,
+                    workingDirectory: workingDirectory))
+            try Output.json(AWSProcessCredential(release))
         }
-    }
-
-    /// The agent's `aws-credential` request, as the launcher sends it too.
-    private func agentRequest(environment: [String: String]) -> AgentRequest {
-        AgentRequest.awsCredential(
-            selector: selector, options: [role.roleARN, role.duration.map { String($0) }, role.sessionName, role.stsEndpoint],
-            minimumLifetime: minimumLifetime.seconds, environment: { environment[$0] },
-            workingDirectory: FileManager.default.currentDirectoryPath)
     }
 }

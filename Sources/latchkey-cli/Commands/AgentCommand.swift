@@ -46,8 +46,7 @@ struct AgentRunCommand: AsyncParsableCommand {
             let agent = Agent(
                 composition: context,
                 options: Agent.Options(
-                    socket: socket, forwardSocket: forwardSocket, exitStatus: { Failure.exitCode(for: $0) }, say: AgentTerminalPrompt.say,
-                    announce: prompt.announce))
+                    socket: socket, forwardSocket: forwardSocket, say: AgentTerminalPrompt.say, announce: prompt.announce))
             // Unlocked now, while a person may be at the terminal; never asked again.
             _ = try await context.keystore.records()
             startup.close()
@@ -91,16 +90,12 @@ struct ApproveCommand: AsyncParsableCommand {
 
     @Argument(help: "The request's number.") var id: Int
 
-    func run() async throws { try await Self.answer(id, .approve) }
+    func run() async throws { try await Self.answer(id, approve: true) }
 
-    static func answer(_ id: Int, _ operation: AgentRequest.Operation) async throws {
+    static func answer(_ id: Int, approve: Bool) async throws {
         try await Failure.reporting {
-            let context = Composition()
-            guard let answer = try ThroughAgent.ask(AgentRequest(operation, confirmation: id), context: context) else {
-                throw AgentClientError.notRunning(
-                    path: AgentSocket.defaultPath({ context.environment[$0] }) ?? "$XDG_RUNTIME_DIR/latchkey/agent.sock", errno: ENOENT)
-            }
-            if answer.ok { Output.info(operation == .approve ? "Approved request \(id)." : "Denied request \(id).") }
+            try await Composition().broker(person: nil, say: { Output.error($0) }).answer(ApprovalRequest(id: id, approve: approve))
+            Output.info(approve ? "Approved request \(id)." : "Denied request \(id).")
         }
     }
 }
@@ -110,5 +105,5 @@ struct DenyCommand: AsyncParsableCommand {
 
     @Argument(help: "The request's number.") var id: Int
 
-    func run() async throws { try await ApproveCommand.answer(id, .deny) }
+    func run() async throws { try await ApproveCommand.answer(id, approve: false) }
 }

@@ -43,29 +43,19 @@ struct DockerCredentialCommand: AsyncParsableCommand {
     private func answer() async throws {
         let input = action == "list" ? [] : Self.readInput()
         let request = try CredentialHelperRequest(action: action, input: input)
-        let context = options.context()
-        let service = context.service
+        let service = options.context().service
         switch request {
         case .get(let server):
-            // The agent maps the registry to a provider with its own provider files, so a
-            // forwarded host needs none; one it maps to none is looked up here too.
-            let asked = AgentRequest(
-                .registryCredential, minimumLifetime: minimumLifetime.seconds,
-                workingDirectory: FileManager.default.currentDirectoryPath, registry: server.text, client: .current())
-            if let answer = try ThroughAgent.ask(asked, context: context, refused: { Output.result("latchkey: " + $0) }),
-                let token = answer.accessToken, let username = answer.username
-            {
-                return try Output.json(RegistryCredential(serverURL: server.text, username: username, secret: token))
-            }
-            guard
-                let credential = try await service.registryCredential(
-                    for: server, minimumLifetime: minimumLifetime.interval, signingInWith: CommandLineInteraction.atTerminal())
-            else {
+            // The broker maps the registry to a provider with its provider files (the agent's,
+            // so a forwarded host needs none); the client owns stdin and stdout.
+            let release = try await options.broker(person: CommandLineInteraction.atTerminal()).registryCredential(
+                RegistryRequest(server: server.text, minimumLifetime: minimumLifetime.seconds, workingDirectory: workingDirectory))
+            guard let token = release.token, let username = release.username else {
                 // The protocol's "nothing here": the client goes on without credentials.
                 Output.result(RegistryCredential.notFoundMessage)
                 throw ExitCode(Failure.exitCode(for: .notFound))
             }
-            try Output.json(credential)
+            try Output.json(RegistryCredential(serverURL: server.text, username: username, secret: token))
         case .list:
             try Output.json(RegistryCredential.listing(of: service.catalog.providers))
         case .store(let server), .erase(let server):

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LatchkeyDoctor
+import LatchkeySupport
 
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -41,28 +41,17 @@ struct ExecCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let context = options.context()
             // Values inherited from an outer `latchkey exec` must not pass for this account's.
             var environment = ProcessInfo.processInfo.environment
             for name in [Self.idTokenVariable, Self.tokenTypeVariable, Self.accountVariable] { environment[name] = nil }
-            let request = ThroughAgent.tokenRequest(selector, minimumLifetime: minimumLifetime.seconds, tokens: idToken ? .both : .access)
-            // The agent hands out the account's own tokens only, not a narrowed one, a token type or a
-            // DPoP key: a bound account's proofs need the vault here.
-            if narrowing.narrowing == nil, let answer = try ThroughAgent.ask(request, context: context), let access = answer.accessToken {
-                environment[Self.accessTokenVariable] = access.exposedValue
-                if idToken, let id = answer.idToken { environment[Self.idTokenVariable] = id.exposedValue }
-            } else {
-                let service = context.service
-                let interaction = CommandLineInteraction.atTerminal()
-                let valid = try await service.validRecord(
-                    for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval, signingInWith: interaction)
-                let (accessToken, record) = try await service.accessToken(
-                    of: valid, narrowing: narrowing.narrowing, minimumLifetime: minimumLifetime.interval, signingInWith: interaction)
-                environment[Self.accessTokenVariable] = accessToken.exposedValue
-                environment[Self.tokenTypeVariable] = record.isProofBound ? "DPoP" : "Bearer"
-                environment[Self.accountVariable] = AccountSelector(provider: record.provider, account: record.subject).description
-                if idToken { environment[Self.idTokenVariable] = try service.token(of: record, idToken: true).exposedValue }
-            }
+            let release = try await options.broker(person: CommandLineInteraction.atTerminal()).token(
+                TokenRequest(
+                    selector: selector, minimumLifetime: minimumLifetime.seconds, tokens: idToken ? .both : .access,
+                    narrowing: narrowing.narrowing, workingDirectory: workingDirectory))
+            environment[Self.accessTokenVariable] = try release.requiredAccessToken().exposedValue
+            environment[Self.tokenTypeVariable] = release.tokenType
+            environment[Self.accountVariable] = "\(release.provider):\(release.subject)"
+            if idToken { environment[Self.idTokenVariable] = try release.requiredIDToken().exposedValue }
 
             let error = Self.replaceProcess(command: command, environment: environment)
             let reason = error == ENOENT ? "command not found" : String(cString: strerror(error))

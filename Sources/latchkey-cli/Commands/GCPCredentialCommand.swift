@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import LatchkeyVault
 import LatchkeyClouds
+import LatchkeyBrokerWire
+import LatchkeyBroker
 
 /// `latchkey gcp-credential PROVIDER[:ACCOUNT]`: the executable of a Google Cloud
 /// `external_account` credential configuration. stdout carries Google's executable response and
@@ -28,8 +30,9 @@ struct GCPCredentialCommand: AsyncParsableCommand {
             }
             // The libraries say "0" when no person is there to sign in; run by hand, a terminal may be.
             let interaction = environment["GOOGLE_EXTERNAL_ACCOUNT_INTERACTIVE"] == "0" ? nil : CommandLineInteraction.atTerminal()
-            let response = try GoogleExecutableResponse(
-                idToken: try await options.context().idToken(of: selector, minimumLifetime: minimumLifetime, signingInWith: interaction))
+            let release = try await options.broker(person: interaction).token(
+                TokenRequest(selector: selector, minimumLifetime: minimumLifetime.seconds, tokens: .id, workingDirectory: workingDirectory))
+            let response = try GoogleExecutableResponse(idToken: try release.requiredIDToken())
             if let file = environment["GOOGLE_EXTERNAL_ACCOUNT_OUTPUT_FILE"], !file.isEmpty {
                 try GoogleExternalAccount.writeOutputFile(file, response)
             }

@@ -31,18 +31,12 @@ struct GitCredentialCommand: AsyncParsableCommand {
             // store: the token is already in the vault. erase: git saw the token refused; the
             // account stays (a refresh or `latchkey login` fixes it, not forgetting it).
             guard operation == "get" else { return }
-            let context = options.context()
-            let asked = AgentRequest(
-                .gitCredential, minimumLifetime: minimumLifetime.seconds, narrowing: narrowing.narrowing,
-                workingDirectory: FileManager.default.currentDirectoryPath, git: request, client: .current())
-            if let answer = try ThroughAgent.ask(asked, context: context) {
-                if let credential = answer.credential { FileHandle.standardOutput.write(Data(credential.exposedValue.utf8)) }
-                return
-            }
-            let credential = try await context.service.gitCredential(
-                for: try GitCredentialRequest(parsing: request), narrowing: narrowing.narrowing, minimumLifetime: minimumLifetime.interval,
-                signingInWith: CommandLineInteraction.atTerminal())
-            if let credential { FileHandle.standardOutput.write(Data(credential.exposedAnswer.utf8)) }
+            // git's own stdin and stdout are not the person's: a sign-in happens on the terminal.
+            let release = try await options.broker(person: CommandLineInteraction.atTerminal()).gitCredential(
+                GitRequest(
+                    attributes: request, minimumLifetime: minimumLifetime.seconds, narrowing: narrowing.narrowing,
+                    workingDirectory: workingDirectory))
+            if let credential = release.credential { FileHandle.standardOutput.write(Data(credential.exposedValue.utf8)) }
         }
     }
 

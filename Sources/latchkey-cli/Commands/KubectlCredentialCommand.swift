@@ -27,16 +27,11 @@ struct KubectlCredentialCommand: AsyncParsableCommand {
         try await Failure.reporting {
             let request = try ExecCredentialRequest(
                 parsing: ProcessInfo.processInfo.environment[ExecCredentialRequest.environmentVariable])
-            let context = options.context()
-            let asked = ThroughAgent.tokenRequest(selector, minimumLifetime: minimumLifetime.seconds, tokens: .access)
-            if let answer = try ThroughAgent.ask(asked, context: context), let token = answer.accessToken {
-                let expiresAt = answer.expiresAt.map { Date(timeIntervalSince1970: TimeInterval($0)) }
-                return try Output.json(ExecCredential(apiVersion: request.apiVersion, token: token, expiresAt: expiresAt))
-            }
-            let record = try await context.service.validRecord(
-                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
-                signingInWith: request.interactive ? CommandLineInteraction.atTerminal() : nil)
-            try Output.json(ExecCredential(apiVersion: request.apiVersion, token: record.accessToken, expiresAt: record.expiresAt))
+            let release = try await options.broker(person: request.interactive ? CommandLineInteraction.atTerminal() : nil).token(
+                TokenRequest(selector: selector, minimumLifetime: minimumLifetime.seconds, workingDirectory: workingDirectory))
+            let token = try release.requiredAccessToken()
+            let expiresAt = release.expiresAt.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+            try Output.json(ExecCredential(apiVersion: request.apiVersion, token: token, expiresAt: expiresAt))
         }
     }
 }

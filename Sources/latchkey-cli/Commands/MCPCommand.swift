@@ -115,19 +115,11 @@ struct MCPHeaders: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let context = options.context()
-            let request = ThroughAgent.tokenRequest(selector, minimumLifetime: minimumLifetime.seconds, tokens: .access)
-            if let answer = try ThroughAgent.ask(request, context: context), let token = answer.accessToken {
-                guard answer.proofBound != true else { throw MCPHeadersError.proofBound(account: answer.account ?? selector) }
-                return try Self.print(token)
-            }
-            let service = context.service
-            let record = try await service.validRecord(
-                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval,
-                signingInWith: CommandLineInteraction.atTerminal())
+            let release = try await options.broker(person: CommandLineInteraction.atTerminal()).token(
+                TokenRequest(selector: selector, minimumLifetime: minimumLifetime.seconds, workingDirectory: workingDirectory))
             // A proof names the request it goes with, which a headers helper never sees.
-            guard !record.isProofBound else { throw MCPHeadersError.proofBound(account: record.label) }
-            try Self.print(try service.token(of: record, idToken: false))
+            guard !release.proofBound else { throw MCPHeadersError.proofBound(account: release.account) }
+            try Self.print(try release.requiredAccessToken())
         }
     }
 

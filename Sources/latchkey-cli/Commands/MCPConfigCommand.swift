@@ -4,6 +4,7 @@ import LatchkeyVault
 import LatchkeyMCP
 import LatchkeyBroker
 import LatchkeyProviders
+import LatchkeyBrokerWire
 
 /// `latchkey mcp config NAME --client claude|codex|generic`: the entry to paste into an agent's
 /// configuration for an MCP server `latchkey mcp add` added.
@@ -31,7 +32,7 @@ struct MCPConfigCommand: AsyncParsableCommand {
     func run() async throws {
         try await Failure.reporting {
             let context = options.context()
-            guard let url = try Self.server(of: name, context: context) else { throw MCPProxyError.notAnMCPServer(provider: name) }
+            guard let url = try await Self.server(of: name, context: context) else { throw MCPProxyError.notAnMCPServer(provider: name) }
             // As it is: JSON and TOML escape what they must, and the name is a provider name.
             FileHandle.standardOutput.write(
                 Data((client.entry(name: name, url: url) + "\n").utf8))
@@ -41,12 +42,13 @@ struct MCPConfigCommand: AsyncParsableCommand {
     /// This machine's provider file's `mcp_url`; on a host without the file (a forwarded one),
     /// the one the agent's names, asked as `mcp proxy` asks it (a token request the agent
     /// decides on as on any other; the token is dropped).
-    static func server(of name: String, context: Composition) throws -> URL? {
+    static func server(of name: String, context: Composition) async throws -> URL? {
         do {
             return try context.catalog.provider(named: name).protocolChoices?.mcpURL
         } catch let missing as ProviderLookupError {
-            guard case .unknown = missing, let server = try ProxyAccount.agentsServer(for: name, context: context) else { throw missing }
-            return server
+            guard case .unknown = missing, AgentSocket.endpoint({ context.environment[$0] }) != nil else { throw missing }
+            let broker = context.broker(person: nil, say: { Output.error($0) })
+            return try await BrokerCredentials.opening(name, broker: broker, workingDirectory: workingDirectory).server
         }
     }
 }

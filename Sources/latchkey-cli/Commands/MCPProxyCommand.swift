@@ -24,12 +24,15 @@ struct MCPProxyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let (account, url) = try ProxyAccount.opening(selector, context: options.context())
+            // A sign-in the proxy needs happens on the controlling terminal (a device code over
+            // SSH), never on standard input, which is the client's JSON-RPC stream.
+            let credentials = try await BrokerCredentials.opening(
+                selector, broker: options.broker(person: CommandLineInteraction.atTerminal()), workingDirectory: workingDirectory)
             // The client may go before the proxy does: a write to its closed pipe fails, it does
             // not kill the process.
             signal(SIGPIPE, SIG_IGN)
             let proxy = MCPProxy(
-                url: url, credentials: account, write: StandardOutputLines.write,
+                url: credentials.server, credentials: credentials, write: StandardOutputLines.write,
                 log: { Output.error("mcp proxy: " + $0) })
             if let failure = await proxy.run(StandardInputLines.read(limit: MCPProxy.messageLimit)) { throw failure }
         }

@@ -5,6 +5,7 @@ import LatchkeyKeystore
 import LatchkeyProviders
 import LatchkeyAccounts
 import LatchkeyBroker
+import LatchkeyBrokerWire
 
 /// `latchkey openbao-token PROVIDER[:ACCOUNT] --role ROLE`: logs in to OpenBao's JWT auth method
 /// with the account's ID token and prints the OpenBao client token on stdout, and nothing else,
@@ -40,8 +41,9 @@ struct OpenBaoTokenCommand: AsyncParsableCommand {
                 option: address, configured: configured, environment: context.environment, provider: provider)
             let idToken: Secret
             do {
-                idToken = try await context.idToken(
-                    of: selector, minimumLifetime: minimumLifetime, signingInWith: CommandLineInteraction.atTerminal())
+                idToken = try await context.broker(person: CommandLineInteraction.atTerminal(), say: { Output.error($0) }).token(
+                    TokenRequest(selector: selector, minimumLifetime: minimumLifetime.seconds, tokens: .id, workingDirectory: workingDirectory)
+                ).requiredIDToken()
             } catch SignInError.noIDToken(let account) {
                 throw OpenBaoError.noIDToken(account: account, provider: provider)
             }

@@ -3,6 +3,8 @@ import Foundation
 import LatchkeyVault
 import LatchkeyAccounts
 import LatchkeyBroker
+import LatchkeyBrokerWire
+import LatchkeyOAuth
 
 /// `latchkey proof SELECTOR --method M --url U`: a DPoP proof (RFC 9449 §7) for one request with
 /// the account's DPoP-bound access token, printed on stdout; the key stays in the vault.
@@ -38,14 +40,18 @@ struct ProofCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let service = options.context().service
-            let interaction = CommandLineInteraction.atTerminal()
-            let valid = try await service.validRecord(
-                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval, signingInWith: interaction)
-            let (token, record) = try await service.accessToken(
-                of: valid, narrowing: narrowing.narrowing, minimumLifetime: minimumLifetime.interval, signingInWith: interaction)
-            let proof = try service.proof(for: record, token: token, method: method, url: URL(string: url)!, nonce: nonce)
-            Output.token(Secret(proof))
+            let broker = options.broker(person: CommandLineInteraction.atTerminal())
+            let release = try await broker.token(
+                TokenRequest(
+                    selector: selector, minimumLifetime: minimumLifetime.seconds, narrowing: narrowing.narrowing,
+                    workingDirectory: workingDirectory))
+            let token = try release.requiredAccessToken()
+            guard release.proofBound else { throw DPoPError.notBound(account: release.account, provider: release.provider) }
+            let proof = try await broker.proof(
+                ProofRequest(
+                    selector: "\(release.provider):\(release.subject)", method: method, url: url, nonce: nonce,
+                    tokenHash: DPoPKey.accessTokenHash(token), workingDirectory: workingDirectory))
+            Output.token(proof.proof)
         }
     }
 }

@@ -1,10 +1,8 @@
 import ArgumentParser
-import Foundation
-import LatchkeyBrokerWire
-import LatchkeyVault
-import LatchkeyOAuth
 import LatchkeyBroker
+import LatchkeyBrokerWire
 import LatchkeyAccounts
+import LatchkeyOAuth
 
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,29 +27,14 @@ struct TokenCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
-            let context = options.context()
-            // The agent knows nothing of step-up.
-            if stepUp.stepUp.isEmpty {
-                let request = ThroughAgent.tokenRequest(
-                    selector, minimumLifetime: minimumLifetime.seconds, tokens: idToken ? .id : .access, narrowing: narrowing.narrowing)
-                if let answer = try ThroughAgent.ask(request, context: context), let token = idToken ? answer.idToken : answer.accessToken {
-                    return Output.token(token)
-                }
-            }
-            let service = context.service
             // A step-up asked for by name is a person's: without a terminal, the browser still serves.
-            let terminal = CommandLineInteraction.atTerminal() ?? (stepUp.stepUp.isEmpty ? nil : .browserOnly())
-            let record = try await service.validRecord(
-                for: AccountSelector(parsing: selector), minimumLifetime: minimumLifetime.interval, signingInWith: terminal,
-                stepUp: stepUp.stepUp)
-            if let narrowing = narrowing.narrowing {
-                Output.token(
-                    try await service.accessToken(
-                        of: record, narrowing: narrowing, minimumLifetime: minimumLifetime.interval, signingInWith: terminal
-                    ).token)
-            } else {
-                Output.token(try service.token(of: record, idToken: idToken))
-            }
+            let person = CommandLineInteraction.atTerminal() ?? (stepUp.stepUp.isEmpty ? nil : .browserOnly())
+            let release = try await options.broker(person: person).token(
+                TokenRequest(
+                    selector: selector, minimumLifetime: minimumLifetime.seconds, tokens: idToken ? .id : .access,
+                    narrowing: narrowing.narrowing, acrValues: stepUp.acrValues.isEmpty ? nil : stepUp.acrValues, maxAge: stepUp.maxAge,
+                    workingDirectory: workingDirectory))
+            Output.token(idToken ? try release.requiredIDToken() : try release.requiredAccessToken())
         }
     }
 }

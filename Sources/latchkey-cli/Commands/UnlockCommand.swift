@@ -22,35 +22,19 @@ struct UnlockCommand: AsyncParsableCommand {
     func run() async throws {
         try await Failure.reporting {
             let keystore = options.context().keystore
-            if let openBao = keystore as? OpenBaoKeystore {
-                guard let copies = openBao.launcherCopies else { throw Self.refused(Self.openBaoNotChosen) }
-                let until = try await copies.unlock(for: TimeInterval(duration.seconds)) { _ = try await openBao.records() }
+            let until = try await keystore.unlock(for: TimeInterval(duration.seconds))
+            let time = until.formatted(date: .omitted, time: .standard)
+            switch keystore.launcherWindow {
+            case .copiedTokens:
                 Output.info(
-                    "The openbao keystore's tokens are copied into the kernel keyring for `latchkey token` until \(until.formatted(date: .omitted, time: .standard)) (no passphrase: OpenBao's token reads them); `latchkey lock` drops the copies now."
+                    "The \(keystore.backendName) keystore's tokens are copied into the kernel keyring for `latchkey token` until \(time) (no passphrase: OpenBao's token reads them); `latchkey lock` drops the copies now."
                 )
-                return
+            case .cachedKey, .none:
+                Output.info("The vault is unlocked until \(time); `latchkey lock` locks it now.")
             }
-            guard let vault = keystore as? VaultKeystore, vault.keyCache != nil else {
-                throw Self.refused(
-                    "only the vault keystore is unlocked with a passphrase; the Secret Service unlocks with your desktop session")
-            }
-            let until = try await vault.unlock(for: TimeInterval(duration.seconds))
-            Output.info("The vault is unlocked until \(until.formatted(date: .omitted, time: .standard)); `latchkey lock` locks it now.")
         }
     }
-
-    /// The launcher answers only from config.toml's keystore, so only that one's tokens are copied.
-    static let openBaoNotChosen =
-        "the openbao keystore's tokens are copied for the launcher only when config.toml chooses it (keystore = \"openbao\"), not with --keystore"
-
-    /// A request this keystore cannot do, said as every failure is and exiting as a usage error
-    /// (a `ValidationError` thrown inside `Failure.reporting` would exit 1 as "unexpected").
-    static func refused(_ message: String) -> ExitCode {
-        Output.error(message)
-        return ExitCode(Failure.usage)
-    }
 }
-
 struct LockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock", abstract: "Lock the vault now: drop its key from the kernel keyring (openbao: drop its tokens' copies).")
@@ -71,18 +55,18 @@ struct LockCommand: AsyncParsableCommand {
                 LauncherCopies(origin: .openBao(journal: paths.openBaoJournal), releasePolicy: nil, directories: nil).lock()
                 return
             }
-            if let openBao = context.keystore as? OpenBaoKeystore {
-                guard let copies = openBao.launcherCopies else { throw UnlockCommand.refused(UnlockCommand.openBaoNotChosen) }
+            let keystore = context.keystore
+            switch keystore.launcherWindow {
+            case .none(let reason):
+                throw KeystoreError.noLauncherWindow(reason)
+            case .copiedTokens:
                 Output.info(
-                    copies.lock()
-                        ? "The copies of the openbao keystore's tokens are dropped from the kernel keyring."
-                        : "The openbao keystore's tokens were not copied (`latchkey unlock` copies them).")
-                return
+                    keystore.lock()
+                        ? "The copies of the \(keystore.backendName) keystore's tokens are dropped from the kernel keyring."
+                        : "The \(keystore.backendName) keystore's tokens were not copied (`latchkey unlock` copies them).")
+            case .cachedKey:
+                Output.info(keystore.lock() ? "The vault is locked." : "The vault was not unlocked.")
             }
-            guard let vault = context.keystore as? VaultKeystore, vault.keyCache != nil else {
-                throw UnlockCommand.refused("only the vault keystore is locked here; lock the Secret Service from your desktop")
-            }
-            Output.info(vault.lock() ? "The vault is locked." : "The vault was not unlocked.")
         }
     }
 }

@@ -18,7 +18,7 @@ struct AgentTerminalPrompt: Sendable {
     var asksHere: Bool { isatty(STDIN_FILENO) == 1 }
 
     /// Says a new waiting release, with how to answer it.
-    var announce: @Sendable (AgentAnswer.Confirmation) -> Void {
+    var announce: @Sendable (WaitingRelease) -> Void {
         let asksHere = asksHere
         let environment = environment
         return { request in

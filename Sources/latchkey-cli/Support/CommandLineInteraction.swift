@@ -200,12 +200,27 @@ enum PastedLine {
 }
 
 /// A `confirm = true` account's release, asked on the terminal the command signs in on.
-extension CommandLineInteraction: ReleaseApproval {
+extension CommandLineInteraction: ReleaseApproval, ScopeApproval {
     /// Type-ahead is discarded first, so nothing typed before the question answers it; only `y`
     /// or `yes` agrees.
     func approveRelease(of account: String, to requester: String, within seconds: Int) async -> Bool? {
+        await yes(to: "latchkey: release a token of \(account) to \(requester)? [y/N] (refused in \(seconds) s) ", within: seconds)
+    }
+
+    /// Shown the scopes and who asks for them, the person answers; nobody answering in a minute
+    /// is a no.
+    func approveScopes(_ scopes: [String], for account: String, askedBy: String) async -> Bool {
+        let listed = scopes.map { TerminalText.sanitized($0, maxLength: 80) }.joined(separator: " ")
+        let question =
+            "latchkey: \(TerminalText.sanitized(askedBy, maxLength: 200)) asks \(TerminalText.sanitized(account, maxLength: 200)) for more scope: \(listed)\n"
+            + "latchkey: sign in again asking for it? [y/N] (no in 60 s) "
+        return await yes(to: question, within: 60) == true
+    }
+
+    /// Asks `question`; `true` for `y` or `yes`, `nil` when nobody answered within `seconds`.
+    private func yes(to question: String, within seconds: Int) async -> Bool? {
         tcflush(input, TCIFLUSH)
-        show("latchkey: release a token of \(account) to \(requester)? [y/N] (refused in \(seconds) s) ")
+        show(question)
         var waiting = pollfd(fd: input, events: Int16(POLLIN), revents: 0)
         let deadline = ContinuousClock.now + .seconds(seconds)
         while true {

@@ -9,18 +9,7 @@ enum Failure {
     /// EX_USAGE: an unknown command, option or a request in the wrong format.
     static let usage: Int32 = 64
 
-    static func exitCode(for category: FailureCategory) -> Int32 {
-        switch category {
-        case .usage: return usage
-        case .configuration: return 65  // EX_DATAERR
-        case .notFound: return 66  // EX_NOINPUT
-        case .unavailable: return 69  // EX_UNAVAILABLE
-        case .rejected: return 76  // EX_PROTOCOL
-        case .keystore: return 77  // EX_NOPERM
-        case .cannotCreate: return 73  // EX_CANTCREAT
-        case .unexpected: return 1
-        }
-    }
+    static func exitCode(for category: FailureCategory) -> Int32 { category.exitStatus }
 
     /// `latchkey doctor` found at least one problem (warnings alone exit 0).
     static let problemsFound: Int32 = 1

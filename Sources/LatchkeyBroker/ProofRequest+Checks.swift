@@ -4,14 +4,14 @@ public import LatchkeyProviders
 import LatchkeyOAuth
 import LatchkeySupport
 
-/// What the agent checks of a `dpop-proof` request before any account is chosen, and which URL
-/// a forwarded host may have proofs for.
-extension AgentRequest.ProofTarget {
+/// What the broker checks of a proof request before any account is chosen, and which URL a
+/// forwarded host may have proofs for.
+extension ProofRequest {
     /// The method and URL to sign for, once the request is one a proof can be made for: `htm`
     /// an HTTP method of capital letters, `htu` an http(s) URL with a host of at most
     /// `ResourceIndicator.maximumLength` bytes, `nonce` one a server may send (RFC 9449 §8.1),
     /// `ath` a base64url SHA-256 (43 characters).
-    public func checked() throws(AgentError) -> (method: String, url: URL) {
+    public func checked() throws(BrokerError) -> (method: String, url: URL) {
         guard (1...16).contains(method.utf8.count), method.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
         else { throw .malformedRequest(reason: "htm must be an HTTP method in capital letters") }
         guard url.utf8.count <= ResourceIndicator.maximumLength, let parsed = URL(string: url),

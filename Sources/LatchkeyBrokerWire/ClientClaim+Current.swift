@@ -4,13 +4,13 @@ import LatchkeyEssentials
     import Glibc
 #endif
 
-extension AgentRequest.Client {
+extension ClientClaim {
     /// This process as the agent's prompt and log name it: the host, and the command that ran
     /// `latchkey` (its parent), which says more than `latchkey token NAME` does.
-    public static func current() -> AgentRequest.Client {
+    public static func current() -> ClientClaim {
         var name = [CChar](repeating: 0, count: 256)
         let host = gethostname(&name, name.count - 1) == 0 ? Self.text(name) : nil
-        return AgentRequest.Client(host: host, pid: getppid(), command: commandLine(of: getppid()))
+        return ClientClaim(host: host, pid: getppid(), command: commandLine(of: getppid()))
     }
 
     /// `/proc/PID/cmdline` with its NULs as spaces, cut to `commandLimit` bytes; `nil` when unreadable.

@@ -1,0 +1,41 @@
+public import LatchkeyAccounts
+public import LatchkeyBroker
+public import LatchkeyKeystore
+public import LatchkeyProviders
+import Synchronization
+
+extension LocalBroker {
+    /// This machine's broker at a command's door over `service`: config.toml as `configuration`,
+    /// `person` at the terminal (`nil`: nobody), the release log kept in `log`.
+    public static func atCommand(
+        _ service: AccountService, configuration: LatchkeyConfiguration = LatchkeyConfiguration(), person: (any BrokerPerson)? = nil,
+        log: ReleaseLogRecorder = ReleaseLogRecorder(), memory: Memory = Memory()
+    ) -> LocalBroker {
+        let door = Door(
+            kind: .command, requester: Requester.parentOfThisProcess(),
+            ask: { account, requester, seconds in
+                guard let person else { return .nobodyToAsk }
+                let answer = await person.approveRelease(of: account, to: requester.description, within: seconds)
+                return answer.map { $0 ? .approved : .denied } ?? .timedOut
+            }, person: person, scopes: person)
+        return LocalBroker(
+            settings: {
+                BrokerSettings(
+                    configuration: configuration, catalog: service.catalog,
+                    hooks: Hooks(settings: configuration.hooks, environment: [:], report: { _ in }))
+            }, accounts: { _, _ in service }, door: door, log: log.record, memory: memory, say: { _ in })
+    }
+}
+
+/// The release log as a test reads it.
+public final class ReleaseLogRecorder: Sendable {
+    private let entries = Mutex<[ReleaseLog.Entry]>([])
+
+    public init() {}
+
+    public var logged: [ReleaseLog.Entry] { entries.withLock { $0 } }
+
+    public func append(_ entry: ReleaseLog.Entry) { entries.withLock { $0.append(entry) } }
+
+    public var record: @Sendable (ReleaseLog.Entry) -> Void { { entry in self.append(entry) } }
+}
