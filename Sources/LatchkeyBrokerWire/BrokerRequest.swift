@@ -127,6 +127,20 @@ public struct TokenRequest: Codable, Sendable, Equatable, WireObject {
         case maxAge = "max_age"
         case workingDirectory = "cwd"
     }
+
+    /// `min_ttl` and `tokens` may be left out: 60 seconds, the access token.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        selector = try container.decode(String.self, forKey: .selector)
+        minimumLifetime = try container.decodeIfPresent(Int.self, forKey: .minimumLifetime) ?? 60
+        tokens = try container.decodeIfPresent(TokenKind.self, forKey: .tokens) ?? .access
+        resource = try container.decodeIfPresent(String.self, forKey: .resource)
+        scope = try container.decodeIfPresent(String.self, forKey: .scope)
+        refused = try container.decodeIfPresent(String.self, forKey: .refused)
+        acrValues = try container.decodeIfPresent([String].self, forKey: .acrValues)
+        maxAge = try container.decodeIfPresent(Int.self, forKey: .maxAge)
+        workingDirectory = try container.decodeIfPresent(String.self, forKey: .workingDirectory)
+    }
 }
 
 /// A DPoP proof (RFC 9449 §4.2) for one HTTP request, signed with the account's key, which never
@@ -193,6 +207,16 @@ public struct AWSCredentialRequest: Codable, Sendable, Equatable, WireObject {
         case environment = "env"
         case workingDirectory = "cwd"
     }
+
+    /// Only `selector` is needed: no options, 60 seconds, no variables.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        selector = try container.decode(String.self, forKey: .selector)
+        options = try container.decodeIfPresent(AWSRoleOptions.self, forKey: .options) ?? AWSRoleOptions()
+        minimumLifetime = try container.decodeIfPresent(Int.self, forKey: .minimumLifetime) ?? 60
+        environment = try container.decodeIfPresent([String: String].self, forKey: .environment) ?? [:]
+        workingDirectory = try container.decodeIfPresent(String.self, forKey: .workingDirectory)
+    }
 }
 
 /// What git sent a credential helper (gitcredentials(7)), for a host in a provider's `git_hosts`.
@@ -226,6 +250,16 @@ public struct GitRequest: Codable, Sendable, Equatable, WireObject {
         case resource, scope
         case workingDirectory = "cwd"
     }
+
+    /// `min_ttl` may be left out: 60 seconds.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        attributes = try container.decode(String.self, forKey: .attributes)
+        minimumLifetime = try container.decodeIfPresent(Int.self, forKey: .minimumLifetime) ?? 60
+        resource = try container.decodeIfPresent(String.self, forKey: .resource)
+        scope = try container.decodeIfPresent(String.self, forKey: .scope)
+        workingDirectory = try container.decodeIfPresent(String.self, forKey: .workingDirectory)
+    }
 }
 
 /// A container registry's credential, for a host in a provider's `registry_hosts`.
@@ -247,6 +281,14 @@ public struct RegistryRequest: Codable, Sendable, Equatable, WireObject {
         case server
         case minimumLifetime = "min_ttl"
         case workingDirectory = "cwd"
+    }
+
+    /// `min_ttl` may be left out: 60 seconds.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        server = try container.decode(String.self, forKey: .server)
+        minimumLifetime = try container.decodeIfPresent(Int.self, forKey: .minimumLifetime) ?? 60
+        workingDirectory = try container.decodeIfPresent(String.self, forKey: .workingDirectory)
     }
 }
 

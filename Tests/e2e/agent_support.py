@@ -1,7 +1,8 @@
 """
 `latchkey agent` for the end-to-end tests: started in the background with a private runtime
 directory (short, so socket paths fit sun_path), stopped by process group at the end; and a raw
-client that speaks the agent's protocol (one JSON line each way) as any program could.
+client that speaks the broker's protocol on the agent's socket (one JSON line each way, version 2)
+as any program could.
 """
 
 from __future__ import annotations
@@ -130,11 +131,41 @@ def read_lines(client: socket.socket, limit: int = 1 << 20) -> list[dict]:
     return [json.loads(line) for line in data.splitlines() if line.strip()]
 
 
+# The exit status each kind of refusal ends a command with (FailureCategory.exitStatus).
+EXIT_STATUS = {"usage": 64, "configuration": 65, "not_found": 66, "unavailable": 69, "rejected": 76, "keystore": 77,
+               "cannot_create": 73, "unexpected": 1}
+
+
+def request_line(operation: str, fields: dict | None = None, client: dict | None = None, version: int = 2) -> bytes:
+    """A request as the broker's protocol writes it: `{"v": 2, "client": {…}, "OPERATION": {fields}}`."""
+    message = {"v": version, operation: fields or {}}
+    if client is not None:
+        message["client"] = client
+    return json.dumps(message).encode() + b"\n"
+
+
+def flattened(line: dict) -> dict:
+    """An answer line as the tests read it: `ok` and the release's fields, or `ok` false with the
+    refusal's `message`, `category` and `exit`, or `pending` with its `message`."""
+    if "refused" in line:
+        refusal = line["refused"]
+        return {"ok": False, **refusal, "exit": EXIT_STATUS.get(refusal.get("category"), 1)}
+    if "pending" in line:
+        return {"ok": False, "pending": True, "message": line["pending"]}
+    (operation,) = [key for key in line if key != "v"]
+    payload = line[operation]
+    return {"ok": True, "operation": operation, **(payload if isinstance(payload, dict) else {operation: payload})}
+
+
 def ask(path: Path | str, request: dict | bytes, timeout: float = 10) -> list[dict]:
-    """One request, as raw bytes or a JSON object; every answer line."""
+    """One request, as raw bytes or `{"op": OPERATION, **fields}`; every answer line, flattened."""
     with connect(path, timeout) as client:
-        client.sendall(request if isinstance(request, bytes) else json.dumps({"v": 1, **request}).encode() + b"\n")
-        return read_lines(client)
+        if isinstance(request, bytes):
+            client.sendall(request)
+        else:
+            fields = {key: value for key, value in request.items() if key != "op"}
+            client.sendall(request_line(request["op"], fields))
+        return [flattened(line) for line in read_lines(client)]
 
 
 def agent_env(agent: AgentProcess, **extra) -> dict:

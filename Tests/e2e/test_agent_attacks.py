@@ -175,7 +175,7 @@ def test_a_peer_of_another_uid_is_refused_even_when_the_socket_mode_lets_it_in(l
         assert sock.stat().st_uid == NOBODY
         with connect(sock, timeout=5) as client:
             try:
-                client.sendall(b'{"v":1,"op":"status"}\n')
+                client.sendall(b'{"v":2,"status":{}}\n')
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the agent closed the connection before the request arrived: refused as well
             assert read_lines(client) == [], "root got an answer from nobody's agent"

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_support import AgentProcess, ResourceBlindTokenEndpoint, agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
+from agent_support import AgentProcess, ResourceBlindTokenEndpoint, agents, ask, flattened, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import ALICE, BOB, EX_OK, EX_UNAVAILABLE, EX_VAULT, LATCHKEY_BIN, _LIVE_GROUPS, _die_with_parent, _kill_group
 
 SSHD = Path("/usr/sbin/sshd")
@@ -232,7 +232,7 @@ def test_a_forwarded_host_gets_the_same_refusal_for_every_account_it_is_not_give
     assert len({answer["message"] for answer in answers}) == 1, answers
     assert "no account shared with forwarded connections answers this request" in answers[0]["message"]
     assert all(BOB not in answer["message"] and ALICE not in answer["message"] for answer in answers), answers
-    (git,) = ask(forward, {"op": "git-credential", "git": "protocol=https\nhost=git.example.test\n"})
+    (git,) = ask(forward, {"op": "git_credential", "attributes": "protocol=https\nhost=git.example.test\n"})
     assert git["ok"] is True and "credential" in git, "the shared account still answers"
     (status,) = ask(forward, {"op": "status"})
     assert not any("IdP B" in line or line.startswith("b ") for line in status["lines"]), status["lines"]
@@ -271,10 +271,10 @@ def test_a_connection_from_a_process_named_sshd_session_is_served_as_forwarded(l
         "import ctypes, json, socket, sys\n"
         "ctypes.CDLL(None).prctl(15, b'sshd-session', 0, 0, 0)\n"  # PR_SET_NAME: /proc/self/comm
         "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
-        "s.sendall(json.dumps({'v': 1, 'op': 'token', 'selector': 'b'}).encode() + b'\\n')\n"
+        "s.sendall(json.dumps({'v': 2, 'token': {'selector': 'b'}}).encode() + b'\\n')\n"
         "print(s.makefile().readline(), end='')\n")
     result = subprocess.run([sys.executable, "-c", script, str(agent.socket)], capture_output=True, text=True, timeout=30,
                             stdin=subprocess.DEVNULL)
-    answer = json.loads(result.stdout)
+    answer = flattened(json.loads(result.stdout))
     assert answer["ok"] is False and "no account shared with forwarded connections" in answer["message"], (answer, result.stderr)
     assert "came from ssh" in agent.stderr()

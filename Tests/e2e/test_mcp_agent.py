@@ -36,7 +36,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
-from agent_support import agent_env, agents, ask, connect, runtime, wait_for  # noqa: F401  (fixtures)
+from agent_support import agent_env, agents, ask, connect, flattened, request_line, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import EX_OK, EX_USAGE, REPO, ServerProcess, free_ports
 from test_agent_forwarding import RemoteHost, sshd  # noqa: F401  (fixture)
 from test_mcp_proxy import proof_server, thumbprint  # noqa: F401  (fixture)
@@ -269,18 +269,17 @@ def test_a_forwarded_host_gets_no_proof_for_another_token_another_url_or_an_unsh
     held = answer["access_token"]
 
     def proof(**target) -> dict:
-        [answer] = ask(socket, {"op": "dpop-proof", "selector": NAME,
-                                "dpop": {"htm": "POST", "htu": proof_server.url, "ath": ath(held), **target}})
+        [answer] = ask(socket, {"op": "dpop_proof", "selector": NAME, "htm": "POST", "htu": proof_server.url, "ath": ath(held), **target})
         return answer
 
     # The one it may have: signed with the key the token is bound to, for that request.
     good = proof(nonce="n-1")
     assert good["ok"], good
-    header = jwt.get_unverified_header(good["dpop"])
-    claims = jwt.decode(good["dpop"], jwt.PyJWK(header["jwk"]).key, algorithms=["ES256"])
+    header = jwt.get_unverified_header(good["proof"])
+    claims = jwt.decode(good["proof"], jwt.PyJWK(header["jwk"]).key, algorithms=["ES256"])
     assert (claims["htm"], claims["htu"], claims["ath"], claims["nonce"]) == ("POST", proof_server.url, ath(held), "n-1"), claims
     assert jwt.decode(held, options={"verify_signature": False})["cnf"]["jkt"] == thumbprint(header["jwk"])
-    assert proof()["dpop"] != good["dpop"], "a fresh jti each time"
+    assert proof()["proof"] != good["proof"], "a fresh jti each time"
     # The canonical form of the same URL is the same URL.
     assert proof(htu=proof_server.url.replace("http://", "HTTP://") + "?x=1")["ok"]
 
@@ -292,7 +291,7 @@ def test_a_forwarded_host_gets_no_proof_for_another_token_another_url_or_an_unsh
         "a lower-case method": (proof(htm="post"), "htm must be"),
     }
     for what, (answer, says) in refusals.items():
-        assert not answer["ok"] and "dpop" not in answer and says in answer["message"], (what, answer)
+        assert not answer["ok"] and "proof" not in answer and says in answer["message"], (what, answer)
     log = lk.run("agent", "log", "--json").json()
     reasons = [entry.get("reason", "") for entry in log if entry["outcome"] == "refused"]
     assert sum("current access token" in reason for reason in reasons) == 1, log
@@ -302,7 +301,7 @@ def test_a_forwarded_host_gets_no_proof_for_another_token_another_url_or_an_unsh
     (lk.config / "latchkey" / "config.toml").write_text("")
     wait_for(lambda: not proof()["ok"], what="the account no longer shared")
     unshared = proof()
-    assert "dpop" not in unshared and "no account shared with forwarded connections" in unshared["message"], unshared
+    assert "proof" not in unshared and "no account shared with forwarded connections" in unshared["message"], unshared
 
 
 def test_a_dpop_bound_token_the_server_stops_taking_is_refreshed_once_through_the_forwarded_agent(
@@ -333,20 +332,20 @@ def test_a_confirm_account_gets_a_proof_through_the_forwarded_agent_only_once_a_
         """`request` on the forward socket, the person's `answer` (approve or deny) to the
         confirmation it waits on; its final line."""
         with connect(socket, 30) as client:
-            client.sendall(json.dumps({"v": 1, **request}).encode() + b"\n")
+            client.sendall(request_line(request["op"], {key: value for key, value in request.items() if key != "op"}))
             lines = client.makefile("rb")
-            waiting = json.loads(lines.readline())
+            waiting = flattened(json.loads(lines.readline()))
             assert waiting.get("pending"), waiting
             number = waiting["message"].split("request ")[1].split(" ")[0]
             assert lk.run(answer, number, env=agent_env(agent)).code == EX_OK
-            return json.loads(lines.readline())
+            return flattened(json.loads(lines.readline()))
 
     token = answered({"op": "token", "selector": NAME}, "approve")
     assert token["ok"] and token["proof_bound"], token
-    request = {"op": "dpop-proof", "selector": NAME, "dpop": {"htm": "POST", "htu": proof_server.url, "ath": ath(token["access_token"])}}
+    request = {"op": "dpop_proof", "selector": NAME, "htm": "POST", "htu": proof_server.url, "ath": ath(token["access_token"])}
     denied = answered(request, "deny")
-    assert not denied["ok"] and "dpop" not in denied and "was denied" in denied["message"], denied
+    assert not denied["ok"] and "proof" not in denied and "was denied" in denied["message"], denied
     approved = answered(request, "approve")
-    assert approved["ok"] and approved["dpop"], approved
+    assert approved["ok"] and approved["proof"], approved
     log = lk.run("agent", "log", "--json").json()
     assert [entry["outcome"] for entry in log] == ["released", "denied", "released"], log
