@@ -2,7 +2,7 @@ public import Foundation
 import LatchkeyEssentials
 import LatchkeyVault
 import Synchronization
-import LatchkeySupport
+public import LatchkeySupport
 
 /// Where `MCPProxy` gets the headers that authorize its requests: the account's token, as
 /// `latchkey token` gets it, and a DPoP proof for a bound one.
@@ -33,7 +33,7 @@ public final class MCPProxy: Sendable {
     let write: @Sendable ([UInt8]) -> Void
     /// Says something to the person (standard error); the text is sanitised already.
     let log: @Sendable (String) -> Void
-    private let transport = LiveHTTPTransport()
+    private let transport: any StreamingHTTPTransport
 
     private struct State {
         var session = MCPProxySession()
@@ -49,10 +49,11 @@ public final class MCPProxy: Sendable {
     private let ready: AsyncStream<Void>.Continuation
 
     public init(
-        url: URL, credentials: any MCPProxyCredentials, write: @escaping @Sendable ([UInt8]) -> Void,
-        log: @escaping @Sendable (String) -> Void
+        url: URL, credentials: any MCPProxyCredentials, transport: any StreamingHTTPTransport = LiveHTTPTransport(),
+        write: @escaping @Sendable ([UInt8]) -> Void, log: @escaping @Sendable (String) -> Void
     ) {
         self.url = url
+        self.transport = transport
         self.credentials = credentials
         self.write = write
         self.log = log
@@ -143,7 +144,17 @@ public final class MCPProxy: Sendable {
         var steppedUp = false
         while true {
             let nonce = state.withLock { $0.dpopNonce }
-            let authorization = try await credentials.authorization(method: "POST", url: url, refused: refused, nonce: nonce)
+            let authorization: [(String, String)]
+            do {
+                authorization = try await credentials.authorization(method: "POST", url: url, refused: refused, nonce: nonce)
+            } catch where refused != nil {
+                // The server refused the token and the broker gives no other now (it refreshed
+                // the account moments ago): this request is answered, the proxy goes on.
+                try Task.checkCancellation()
+                let reason = (error as? any LatchkeyError)?.description ?? String(describing: error)
+                refuse(message, "the MCP server refused the token (HTTP 401), and no new one is given: \(reason)")
+                return
+            }
             let headers = state.withLock { $0.session.postHeaders(authorization: authorization) }
             let answer = Answer(message: message)
             do {
@@ -353,7 +364,7 @@ public final class MCPProxy: Sendable {
             let nonce = state.withLock { $0.dpopNonce }
             let authorization = try await credentials.authorization(method: "DELETE", url: url, refused: nil, nonce: nonce)
             let headers = state.withLock { $0.session.sessionHeaders(authorization: authorization) }
-            _ = try await LiveHTTPTransport(deadline: .seconds(5)).send(HTTPRequest(method: .delete, url: url, headers: headers))
+            _ = try await transport.send(HTTPRequest(method: .delete, url: url, headers: headers), within: .seconds(5))
         } catch {
             log("the session was not ended at the server: \((error as? any LatchkeyError)?.description ?? String(describing: error))")
         }

@@ -101,12 +101,21 @@ public struct OAuthEngine: Sendable {
             [
                 ("grant_type", "authorization_code"), ("code", code.value.exposedValue),
                 ("redirect_uri", pending.redirectURI), ("code_verifier", pending.pkce.verifier.exposedValue),
-            ] + clientAuthentication(provider)
+            ] + Self.resourceParameters(provider) + clientAuthentication(provider)
         let tokens = try await tokenRequest(pending.metadata.tokenEndpoint, form, proofKey: pending.dpopKey)
         var record = try await account(from: tokens, provider: provider, metadata: pending.metadata, nonce: pending.nonce)
         record.dpopKey = pending.dpopKey?.stored
         if let problem = pending.stepUp.problem(with: record, at: now()) { throw problem }
         return record
+    }
+
+    /// `resource` for each of the provider file's `resources` (RFC 8707 §2.2): on every token
+    /// request of the account's own tokens (the code exchange, the device grant's polls, each
+    /// refresh) as on its authorization request, so the token is for the same APIs every time; an
+    /// MCP server's authorization server is to be asked for its server on each of them (the MCP
+    /// authorization specification, "Resource Parameter Implementation").
+    static func resourceParameters(_ provider: OAuthProvider) -> [(String, String)] {
+        provider.choices.resources.map { ("resource", $0) }
     }
 
     /// Builds the account record from a token response, verifying who signed in. `nonce` is the
@@ -221,7 +230,7 @@ public struct OAuthEngine: Sendable {
     /// Refreshes `record` (RFC 6749 §6). A rotated refresh token replaces the old one; a new ID
     /// token must name the same account (OIDC Core §12.2), which `applying` checks.
     public func refresh(_ record: AccountRecord, provider: OAuthProvider, metadata: ServerMetadata) async throws -> AccountRecord {
-        let tokens = try await refreshGrant(record, provider: provider, metadata: metadata)
+        let tokens = try await refreshGrant(record, provider: provider, metadata: metadata, extra: Self.resourceParameters(provider))
         let time = now()
         var update = TokenUpdate(
             accessToken: tokens.accessToken, tokenType: tokens.tokenType, refreshToken: tokens.refreshToken, idToken: nil,
@@ -349,7 +358,7 @@ extension OAuthEngine {
     public func startDeviceAuthorization(provider: OAuthProvider, metadata: ServerMetadata) async throws -> DeviceAuthorization {
         guard let endpoint = metadata.deviceAuthorizationEndpoint else { throw DeviceFlowError.unsupported(provider: provider.name) }
         let response = try await transport.send(
-            .form(endpoint, [("scope", provider.scopes.joined(separator: " "))] + clientAuthentication(provider)))
+            .form(endpoint, [("scope", provider.scopes.joined(separator: " "))] + Self.resourceParameters(provider) + clientAuthentication(provider)))
         return try DeviceAuthorization.parse(response)
     }
 
@@ -389,7 +398,7 @@ extension OAuthEngine {
             [
                 ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
                 ("device_code", authorization.deviceCode.exposedValue),
-            ] + clientAuthentication(provider)
+            ] + Self.resourceParameters(provider) + clientAuthentication(provider)
         let response: HTTPResponse
         do {
             response = try await transport.send(.form(metadata.tokenEndpoint, form))

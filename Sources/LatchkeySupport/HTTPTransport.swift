@@ -62,6 +62,20 @@ public protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse
 }
 
+/// An HTTP client that hands an answer over as it arrives: what `mcp proxy` needs for a server's
+/// event streams. `LiveHTTPTransport` over libcurl; an in-memory one in tests.
+public protocol StreamingHTTPTransport: HTTPTransport {
+    /// `request` with its answer handed to `receive` as it arrives: the head once (the final
+    /// response's status and headers), then each piece of the body; `receive` returning `false`
+    /// ends the transfer. No deadline once the answer has begun.
+    func stream(_ request: HTTPRequest, receive: @escaping @Sendable (HTTPResponsePart) -> Bool) async throws(TransportError)
+        -> HTTPResponse
+
+    /// `send` bounded by `deadline`, whatever the transport's own is: a request that must not
+    /// hold up an ending (the session's DELETE).
+    func send(_ request: HTTPRequest, within deadline: Duration) async throws(TransportError) -> HTTPResponse
+}
+
 /// Why a provider could not be talked to; always worth retrying later.
 public enum TransportError: LatchkeyError, Equatable {
     case insecureURL(String)

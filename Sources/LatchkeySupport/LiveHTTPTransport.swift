@@ -7,7 +7,7 @@ import Synchronization
 /// The network transport: libcurl, loaded on the first request (docs/libcurl-abi.md), with
 /// redirects never followed (a token request must never be replayed to another host), bounded
 /// time-outs, TLS verification on and a cap on response size enforced while reading.
-public struct LiveHTTPTransport: HTTPTransport {
+public struct LiveHTTPTransport: StreamingHTTPTransport {
     /// Responses from OAuth endpoints are small; 1 MiB leaves room for large JWKS documents.
     public static let responseLimit = 1 << 20
     static let connectTimeout: Duration = .seconds(10)
@@ -32,6 +32,10 @@ public struct LiveHTTPTransport: HTTPTransport {
         _ request: HTTPRequest, receive: @escaping @Sendable (HTTPResponsePart) -> Bool
     ) async throws(TransportError) -> HTTPResponse {
         try await perform(request, receiver: receive)
+    }
+
+    public func send(_ request: HTTPRequest, within deadline: Duration) async throws(TransportError) -> HTTPResponse {
+        try await LiveHTTPTransport(deadline: deadline).send(request)
     }
 
     private func perform(

@@ -344,6 +344,11 @@ public final class FakeAuthorizationServer: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
     }
 
+    /// Every query item of `url`, in order, repeats included.
+    public static func queryItems(_ url: URL) -> [URLQueryItem] {
+        URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+    }
+
     public static func query(_ url: URL) -> [String: String] {
         var values: [String: String] = [:]
         for item in URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? [] { values[item.name] = item.value }

@@ -66,6 +66,15 @@ extension HTTPRequest {
         return pairs
     }
 
+    /// Every value of the form parameter `name`, in order (`resource` may repeat, RFC 8707 §2).
+    public func formValues(_ name: String) -> [String] {
+        String(decoding: body ?? [], as: UTF8.self).split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ") }
+            guard parts.first?.removingPercentEncoding == name else { return nil }
+            return parts.count > 1 ? parts[1].removingPercentEncoding ?? parts[1] : ""
+        }
+    }
+
     /// The value of header `name` (case-insensitive).
     public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1

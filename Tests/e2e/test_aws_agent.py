@@ -11,7 +11,7 @@ import json
 import subprocess
 import time
 
-from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
+from agent_support import agent_env, agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
 from test_agent_confirm import waiting_request
 from conftest import ALICE, EX_OK, EX_VAULT, LATCHKEY_BIN, _die_with_parent
 from test_agent_forwarding import RemoteHost, sshd, start_forwarding  # noqa: F401  (fixture)
@@ -166,3 +166,53 @@ def test_a_confirm_account_gets_aws_credentials_from_the_agent_only_once_a_perso
     assert result.code == EX_OK and set(json.loads(result.stdout)) == CREDENTIAL_KEYS, result
     assert len(moto.assume_role_requests()) == 1
     assert lk.run("agent", "log", "--json").json()[-1]["outcome"] == "released"
+
+
+def test_a_forwarded_host_gets_no_identity_token_of_an_account_whose_provider_file_lists_aws_roles(
+        lk, idp_a, idp_b, moto, agents, runtime, sshd):
+    """The attack: STS's AssumeRoleWithWebIdentity needs nothing but the ID token, so a host that
+    holds it assumes any role at an STS of its own choosing. An account whose provider file lists
+    AWS roles releases its ID token to no forwarded host, by any door: token, exec, gcp-credential
+    or a raw request for it (alone or with the access token); only the credentials the agent makes
+    through the list. `forward_id_token = true` in the provider file releases it (and with it, any
+    role): the setting says what it gives away."""
+    forwarded_setup(lk, idp_a, idp_b, moto.url)
+    forward = start_forwarding(agents, runtime)
+    remote = RemoteHost(sshd.root)
+    id_token = lk.token("a", "--id-token")
+    for door in (("token", "a", "--id-token"), ("exec", "a", "--id-token", "--", "env"), ("gcp-credential", "a")):
+        result = sshd.ssh((remote.socket, forward), remote.command(*door))
+        said = result.stdout + result.stderr
+        assert result.returncode == EX_VAULT and id_token not in said, (door, result)
+        assert "gets no identity token of a's accounts" in said and "forward_id_token" in said, (door, said)
+    for tokens in ("id", "both"):
+        (refused,) = ask(forward, {"op": "token", "selector": "a", "tokens": tokens})
+        assert refused["ok"] is False and "id_token" not in refused and "access_token" not in refused, refused
+    reasons = [entry.get("reason", "") for entry in lk.run("agent", "log", "--json").json() if entry["forwarded"]]
+    assert sum("identity token the provider file keeps for its clouds" in reason for reason in reasons) == 5, reasons
+    # The access token, which STS does not take here, and the role's credentials still go.
+    assert sshd.ssh((remote.socket, forward), remote.command("token", "a")).stdout.strip() == lk.token("a")
+    listed = sshd.ssh((remote.socket, forward), remote.command("aws-credential", "a"))
+    assert listed.returncode == EX_OK and set(json.loads(listed.stdout)) == CREDENTIAL_KEYS, listed
+
+    lk.add_provider("a", idp_a, forward=True, aws_role_arn=ROLE, aws_roles=[OTHER_ROLE], aws_sts_endpoint=moto.url,
+                    aws_region="us-east-1", forward_id_token=True)
+    given = wait_for(lambda: (result := sshd.ssh((remote.socket, forward), remote.command("token", "a", "--id-token"))).returncode == EX_OK
+                     and result, what="the agent to read the new provider file")
+    assert given.stdout.strip() == lk.token("a", "--id-token"), "forward_id_token = true releases it"
+
+
+def test_an_account_whose_access_token_is_its_web_identity_keeps_the_access_token_home_too(lk, idp_a, moto, agents, runtime, sshd):
+    """aws_web_identity_token = "access_token": STS takes the access token as the account, so it
+    is the token a forwarded host must not hold."""
+    lk.add_provider("a", idp_a, forward=True, aws_role_arn=ROLE, aws_sts_endpoint=moto.url, aws_region="us-east-1",
+                    aws_web_identity_token="access_token")
+    assert lk.login("a", user="alice").code == EX_OK
+    forward = start_forwarding(agents, runtime)
+    remote = RemoteHost(sshd.root)
+    access = lk.token("a")
+    result = sshd.ssh((remote.socket, forward), remote.command("token", "a"))
+    assert result.returncode == EX_VAULT and access not in result.stdout + result.stderr, result
+    assert "gets no identity token" in result.stderr, result
+    (narrowed,) = ask(forward, {"op": "token", "selector": "a", "scope": "email"})
+    assert narrowed["ok"] is True, "a token narrowed to fewer scopes is not what STS takes as the account"

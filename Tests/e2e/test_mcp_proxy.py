@@ -42,7 +42,7 @@ def start_mcp_server(port: int, issuer: str, directory) -> ServerProcess:
                                         "--issuer", issuer, "--scope", "profile"], directory).wait_ready(30)
 
 
-HOSTILE_PATHS = ("endless", "not-json", "html", "escapes")
+HOSTILE_PATHS = ("endless", "not-json", "html", "escapes", "refuse-all", "more-scope")
 
 
 @pytest.fixture(scope="module")
@@ -244,14 +244,22 @@ class SignInFirst(BaseHTTPRequestHandler):
 class HostileServer:
     """Answers a signed-in POST as its path says: /endless an SSE line that never ends, /not-json
     an event that is no JSON-RPC message, /html a page, /escapes a 500 whose text holds terminal
-    escapes."""
+    escapes, /refuse-all a 401 to every token, /more-scope a 403 asking for `admin:all`. The
+    tokens it was sent are kept in `tokens`."""
 
     def __init__(self, issuer: str, port: int):
+        tokens: list[str] = []
+
         class Handler(SignInFirst):
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if not self.headers.get("Authorization"):
                     return self.challenge()
+                tokens.append(self.headers["Authorization"])
+                if self.path == "/refuse-all":
+                    return self.answer(401, headers=[("WWW-Authenticate", 'Bearer error="invalid_token"')])
+                if self.path == "/more-scope":
+                    return self.answer(403, headers=[("WWW-Authenticate", 'Bearer error="insufficient_scope", scope="admin:all"')])
                 if self.path == "/endless":
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
@@ -270,6 +278,7 @@ class HostileServer:
                 self.answer(500, body=b"\x1b]0;owned\x07\x1b[2Jbroken", content_type="text/plain")
 
         Handler.issuer, Handler.port = issuer, port
+        self.tokens = tokens
         self.base = f"http://127.0.0.1:{port}"
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -564,3 +573,55 @@ def test_a_dpop_bound_account_through_the_agent_gets_each_proof_from_the_agent(l
     posts = [request for request in proof_server.requests if request[0] == "POST"]
     assert posts and all(proved for _, _, _, proved in posts), proof_server.requests
     assert all(headers["Authorization"].startswith("DPoP ") for _, headers, _, _ in posts), posts
+
+
+def requests_through(lk, count: int, env=None) -> tuple[list[dict], str, int]:
+    """`count` requests through `mcp proxy` after initialize, with no terminal; the answers, the
+    proxy's standard error and its exit status."""
+    proxy = initialize_raw(lk, env)
+    for number in range(2, count + 2):
+        proxy.stdin.write((json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/list"}) + "\n").encode())
+    proxy.stdin.close()
+    answers = [json.loads(line) for line in proxy.stdout.read().decode().splitlines() if line.strip()]
+    status = proxy.wait(timeout=60)
+    return answers, proxy.stderr.read().decode(), status
+
+
+def test_a_server_refusing_every_token_gets_one_refresh_not_one_per_message(lk, servers):
+    """The attack: a server answering 401 to everything made the proxy refresh the account for
+    every message (each rotating its refresh token). Now the broker refreshes a refused token only
+    while it is the current one, at most once per 30 s: 21 messages cost one refresh, each still
+    gets its JSON-RPC error, and the proxy goes on."""
+    _, _, _, hostile = servers
+    add(lk, f"{hostile.base}/refuse-all")
+    before = lk.token(NAME)
+    hostile.tokens.clear()
+    answers, stderr, status = requests_through(lk, 20)
+    assert status == EX_OK, stderr
+    assert sorted(answer["id"] for answer in answers) == list(range(1, 22)), answers
+    assert all(answer["error"]["code"] == -32000 for answer in answers), answers
+    assert len(set(hostile.tokens)) == 2, "the first token and one refreshed one, whatever the server refuses"
+    assert lk.token(NAME) != before and f"Bearer {lk.token(NAME)}" in hostile.tokens
+    assert "refreshed moments ago" in stderr or "refused a new token too" in stderr, stderr
+
+
+def test_a_server_asking_for_more_scope_gets_no_sign_in_nobody_accepted(lk, servers):
+    """The attack: a server answering 403 insufficient_scope with scope="admin:all" made the
+    proxy sign in through the browser for it, once per message, and admin:all was then kept with
+    the account. Now a scope is asked for only once a person at a terminal accepted it; with none
+    (an agent's client has none), every message gets an error saying what to run, and no sign-in
+    starts."""
+    _, _, _, hostile = servers
+    add(lk, f"{hostile.base}/more-scope")
+    before = lk.token(NAME)
+    opened = lk.tmp / "browser-opened.txt"
+    browser = lk.tmp / "browser.sh"
+    browser.write_text(f"#!/bin/sh\necho \"$1\" >> {opened}\n")
+    browser.chmod(0o755)
+    answers, stderr, status = requests_through(lk, 6, env={"BROWSER": str(browser)})
+    assert status == EX_OK, stderr
+    assert len(answers) == 7 and all("admin:all" in answer["error"]["message"] for answer in answers), answers
+    assert "latchkey login" in answers[0]["error"]["message"] and "--scope admin:all" in answers[0]["error"]["message"], answers
+    assert lk.token(NAME) == before, "no sign-in, no refresh"
+    assert not opened.exists(), "no browser was started"
+    assert "Signing in" not in stderr, stderr
