@@ -55,14 +55,14 @@ extension AccountService {
     ) async throws -> (token: Secret, expiresAt: Date?, record: AccountRecord) {
         guard let narrowing else { return (record.accessToken, record.expiresAt, record) }
         if let token = try await unkeptMachineToken(of: record, narrowing) { return (token, nil, record) }
-        let account = AccountSelector(provider: record.provider, account: record.subject)
         do {
-            let token = try await narrowedToken(for: account, narrowing, minimumLifetime: minimumLifetime)
+            let token = try await narrowedToken(of: record, narrowing, minimumLifetime: minimumLifetime)
             return (token.accessToken, token.expiresAt, record)
         } catch {
-            try await signInAgain(account, because: error, interaction)
-            let token = try await narrowedToken(for: account, narrowing, minimumLifetime: minimumLifetime)
-            return (token.accessToken, token.expiresAt, try account.select(from: try await keystore.records()))
+            try await signInAgain(AccountSelector(provider: record.provider, account: record.subject), because: error, interaction)
+            let current = try await validRecord(of: record, minimumLifetime: 0)
+            let token = try await narrowedToken(of: current, narrowing, minimumLifetime: minimumLifetime)
+            return (token.accessToken, token.expiresAt, current)
         }
     }
 
@@ -85,14 +85,21 @@ extension AccountService {
         }
         let records = try await keystore.records()
         let selector = here?.selector(selector, among: records) ?? selector
-        let record = try selector.select(from: records)
+        return try await narrowedToken(of: try selector.select(from: records), narrowing, minimumLifetime: minimumLifetime)
+    }
+
+    /// `narrowedToken(for:_:minimumLifetime:)` of the very account `record` is (by identity),
+    /// whatever a selector naming it would pick.
+    public func narrowedToken(of record: AccountRecord, _ narrowing: TokenNarrowing, minimumLifetime: TimeInterval) async throws
+        -> NarrowedToken
+    {
         if let kept = record.narrowedTokens?.first(where: narrowing.matches), kept.isValid(at: engine.now(), margin: minimumLifetime) {
             if kept.needsUseRecorded(at: engine.now()) { await recordUse(of: narrowing, by: record.identity) }
             return kept
         }
         let missing = narrowing.scopes.filter { !record.scopes.contains($0) }
         guard missing.isEmpty else { throw NarrowingError.scopesNotGranted(missing, account: record.label, provider: record.provider) }
-        let provider = try catalog.provider(named: selector.provider)
+        let provider = try catalog.provider(named: record.provider)
         let oauth: OAuthProvider
         switch provider.kind {
         case .oidc(let client), .oauth2(let client): oauth = try await withClientID(OAuthProvider(provider, client: client))

@@ -169,6 +169,27 @@ public struct AccountService: Sendable {
         return try await refreshUnderLock(record, minimumLifetime: minimumLifetime)
     }
 
+    /// The very account `chosen` is (by identity, whatever a selector naming it would pick) as
+    /// the keystore holds it now, refreshed first when its token is valid for less than
+    /// `minimumLifetime` (single-flight, as `validRecord(for:minimumLifetime:)`).
+    public func validRecord(of chosen: AccountRecord, minimumLifetime: TimeInterval) async throws -> AccountRecord {
+        guard let current = try await keystore.record(chosen.identity) else {
+            // A machine identity's account no vault keeps (`machineAccount`): its grant serves
+            // this command alone.
+            let unkept = (try? catalog.provider(named: chosen.provider).machineIdentity) != nil
+            if unkept && chosen.isValid(at: engine.now(), margin: minimumLifetime) { return chosen }
+            throw signedOutMeanwhile(chosen)
+        }
+        if current.isValid(at: engine.now(), margin: minimumLifetime) { return current }
+        return try await refreshUnderLock(current, minimumLifetime: minimumLifetime)
+    }
+
+    /// Refreshes the very account `chosen` is now, whatever its expiry, if `needed` says so of it
+    /// as it is under the keystore's lock.
+    public func refresh(_ chosen: AccountRecord, if needed: @escaping (AccountRecord) throws -> Bool) async throws -> AccountRecord {
+        try await refreshUnderLock(chosen, minimumLifetime: .infinity, needed: needed)
+    }
+
     /// Refreshes `selector`'s account now (the screen's `r`), whatever its expiry; with `needed`,
     /// only if it says so of the account as it is under the keystore's lock (a refresh for one
     /// token a server refused, which another process may have replaced meanwhile).

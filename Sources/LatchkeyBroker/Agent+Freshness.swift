@@ -54,9 +54,7 @@ extension Agent {
             }
             if freshness.withLock({ $0.failed[key] }) == record.updatedAt { continue }
             do {
-                let fresh = try await service.validRecord(
-                    for: AccountSelector(provider: record.provider, account: record.subject),
-                    minimumLifetime: TimeInterval(Self.refreshWindow))
+                let fresh = try await service.validRecord(of: record, minimumLifetime: TimeInterval(Self.refreshWindow))
                 freshness.withLock { _ = $0.failed.removeValue(forKey: key) }
                 let following = Self.refreshDue(fresh)
                 next = min(next ?? following, following)

@@ -114,7 +114,7 @@ public struct LocalBroker: Broker {
     private func tokenRelease(of chosen: AccountRecord, _ request: TokenRequest, _ service: AccountService) async throws
         -> TokenRelease
     {
-        var record = try await service.validRecord(for: exactly(chosen), minimumLifetime: TimeInterval(request.minimumLifetime))
+        var record = try await service.validRecord(of: chosen, minimumLifetime: TimeInterval(request.minimumLifetime))
         if let refused = request.refused { record = try await refreshing(record, refused: refused, service) }
         var release = TokenRelease(provider: record.provider, account: record.label, subject: record.subject)
         if request.tokens != .id {
@@ -143,7 +143,7 @@ public struct LocalBroker: Broker {
         guard DPoPKey.accessTokenHash(record.accessToken) == refused else { return record }
         let name = "\(record.provider):\(record.label)"
         let now = service.engine.now()
-        return try await service.refresh(exactly(record)) { current in
+        return try await service.refresh(record) { current in
             guard DPoPKey.accessTokenHash(current.accessToken) == refused else { return false }
             if let wait = memory.forcedRefresh.wait(for: current.identity, now: now) {
                 throw BrokerError.refreshedRecently(account: name, seconds: wait)
@@ -200,7 +200,7 @@ public struct LocalBroker: Broker {
                 return naming
             },
             fetch: { chosen, service in
-                let record = try await service.validRecord(for: exactly(chosen), minimumLifetime: TimeInterval(request.minimumLifetime))
+                let record = try await service.validRecord(of: chosen, minimumLifetime: TimeInterval(request.minimumLifetime))
                 let credential = try await service.awsCredential(of: record, asked: selector, options, environment: environment)
                 return AWSRelease(
                     provider: record.provider, account: record.label, accessKeyID: credential.accessKeyID,
@@ -316,11 +316,6 @@ public struct LocalBroker: Broker {
     }
 
     // MARK: - The release
-
-    /// The account `selector` names exactly, by subject.
-    private func exactly(_ record: AccountRecord) -> AccountSelector {
-        AccountSelector(provider: record.provider, account: record.subject)
-    }
 
     /// Whether the door may see `record` at all (`ReleaseDecision.isVisible`): a forwarded one
     /// only accounts marked `forward = true`, by their `[accounts]` table or provider file.

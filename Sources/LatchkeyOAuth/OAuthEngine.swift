@@ -109,13 +109,16 @@ public struct OAuthEngine: Sendable {
         return record
     }
 
-    /// `resource` for each of the provider file's `resources` (RFC 8707 §2.2): on every token
-    /// request of the account's own tokens (the code exchange, the device grant's polls, each
-    /// refresh) as on its authorization request, so the token is for the same APIs every time; an
-    /// MCP server's authorization server is to be asked for its server on each of them (the MCP
-    /// authorization specification, "Resource Parameter Implementation").
+    /// `resource` on every token request of the account's own tokens (the code exchange, the
+    /// device grant's polls, each refresh) as on its authorization request (RFC 8707 §2.2), so
+    /// the token is for the same API every time; an MCP server's authorization server is to be
+    /// asked for its server on each of them (the MCP authorization specification, "Resource
+    /// Parameter Implementation"). Sent when the sign-in names exactly one resource: RFC 8707
+    /// makes the parameter optional at the token endpoint, a token for several is what the
+    /// authorization request already granted, and glewlwyd refuses a token request naming more
+    /// than one (`invalid_target`).
     static func resourceParameters(_ provider: OAuthProvider) -> [(String, String)] {
-        provider.choices.resources.map { ("resource", $0) }
+        provider.choices.resources.count == 1 ? provider.choices.resources.map { ("resource", $0) } : []
     }
 
     /// Builds the account record from a token response, verifying who signed in. `nonce` is the

@@ -118,7 +118,7 @@ def connect(path: Path | str, timeout: float = 10) -> socket.socket:
 
 
 def read_lines(client: socket.socket, limit: int = 1 << 20) -> list[dict]:
-    """Every line until the agent closes the connection, decoded."""
+    """Every line until the agent closes the connection, decoded and flattened."""
     data = b""
     while len(data) < limit:
         try:
@@ -128,7 +128,7 @@ def read_lines(client: socket.socket, limit: int = 1 << 20) -> list[dict]:
         if not chunk:
             break
         data += chunk
-    return [json.loads(line) for line in data.splitlines() if line.strip()]
+    return [flattened(json.loads(line)) for line in data.splitlines() if line.strip()]
 
 
 # The exit status each kind of refusal ends a command with (FailureCategory.exitStatus).
@@ -165,7 +165,7 @@ def ask(path: Path | str, request: dict | bytes, timeout: float = 10) -> list[di
         else:
             fields = {key: value for key, value in request.items() if key != "op"}
             client.sendall(request_line(request["op"], fields))
-        return [flattened(line) for line in read_lines(client)]
+        return read_lines(client)
 
 
 def agent_env(agent: AgentProcess, **extra) -> dict:

@@ -5,6 +5,7 @@ import LatchkeyProviders
 import LatchkeySecondFactor
 import LatchkeyAccounts
 import LatchkeyBroker
+import LatchkeyOAuth
 
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,6 +27,11 @@ struct LoginCommand: AsyncParsableCommand {
             "Also ask for this API (RFC 8707 resource indicator) at this sign-in, after the provider file's resources, so that token --resource can name it (repeatable)."
     )
     var resource: [String] = []
+    @Option(
+        help:
+            "Also ask for this scope at this sign-in, after the provider file's scopes (repeatable): what a server asked for and you accept."
+    )
+    var scope: [String] = []
 
     @OptionGroup var stepUp: StepUpOptions
     @OptionGroup var options: KeystoreOptions
@@ -36,6 +42,10 @@ struct LoginCommand: AsyncParsableCommand {
         for resource in resource {
             if let problem = ResourceIndicator.problem(resource) { throw ValidationError("--resource: \(problem)") }
         }
+        if let bad = scope.first(where: { !ScopeToken.isValid($0) }) {
+            throw ValidationError(
+                "--scope takes one scope of visible characters without spaces or quotes, not \"\(TerminalText.sanitized(bad, maxLength: 80))\"")
+        }
     }
 
     func run() async throws {
@@ -43,8 +53,12 @@ struct LoginCommand: AsyncParsableCommand {
             let context = options.context()
             let selector = AccountSelector(parsing: self.provider)
             let named = try context.catalog.provider(named: selector.provider)
-            guard let provider = resource.isEmpty ? named : named.naming(resources: resource) else {
+            guard var provider = resource.isEmpty ? named : named.naming(resources: resource) else {
                 throw ValidationError("--resource is only for kind = \"oidc\" and \"oauth2\" providers")
+            }
+            if !scope.isEmpty {
+                if case .firebase = provider.kind { throw ValidationError("--scope is only for kind = \"oidc\" and \"oauth2\" providers") }
+                provider.askFor(scopes: provider.scopes + scope.filter { !provider.scopes.contains($0) })
             }
             if enrollPhone != nil && !provider.enrollsPhones {
                 throw ValidationError("--enroll-phone is only for kind = \"firebase\" providers")

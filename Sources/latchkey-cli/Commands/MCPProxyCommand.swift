@@ -3,6 +3,8 @@ import Foundation
 import LatchkeyBrokerWire
 import LatchkeyEssentials
 import LatchkeyVault
+import LatchkeyBroker
+import LatchkeyProviders
 import LatchkeyMCP
 
 /// `latchkey mcp proxy NAME[:ACCOUNT]`: a stdio MCP server for clients that speak only stdio or
@@ -24,10 +26,16 @@ struct MCPProxyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Failure.reporting {
+            let context = options.context()
+            // A provider file here that names no MCP server is refused before any sign-in.
+            let provider = AccountSelector(parsing: selector).provider
+            if let file = try? context.catalog.provider(named: provider), file.protocolChoices?.mcpURL == nil {
+                throw MCPProxyError.notAnMCPServer(provider: provider)
+            }
             // A sign-in the proxy needs happens on the controlling terminal (a device code over
             // SSH), never on standard input, which is the client's JSON-RPC stream.
-            let credentials = try await BrokerCredentials.opening(
-                selector, broker: options.broker(person: CommandLineInteraction.atTerminal()), workingDirectory: workingDirectory)
+            let broker = context.broker(person: CommandLineInteraction.atTerminal(), say: { Output.error($0) })
+            let credentials = try await BrokerCredentials.opening(selector, broker: broker, workingDirectory: workingDirectory)
             // The client may go before the proxy does: a write to its closed pipe fails, it does
             // not kill the process.
             signal(SIGPIPE, SIG_IGN)
