@@ -29,7 +29,22 @@ extension Composition {
         let service = self.service
         let environment = self.environment
         let log = ReleaseLog(path: ReleaseLog.defaultPath(environment: environment))
-        let door = LocalBroker.Door(
+        return LocalBroker(
+            settings: {
+                BrokerSettings(
+                    configuration: configuration, configurationReadable: readable, catalog: service.catalog,
+                    hooks: service.hooks ?? Hooks(settings: configuration.hooks, environment: environment, report: say))
+            },
+            accounts: { _, _ in service }, door: .command(person: person),
+            log: { entry in if let problem = log.append(entry) { say("warning: " + problem) } }, memory: LocalBroker.Memory(), say: say)
+    }
+}
+
+extension LocalBroker.Door {
+    /// A command's door on this machine: the person at its terminal (`nil`: nobody) signs in,
+    /// approves releases and accepts more scope.
+    public static func command(person: (any BrokerPerson)?) -> LocalBroker.Door {
+        LocalBroker.Door(
             kind: .command, requester: Requester.parentOfThisProcess(),
             ask: { account, requester, seconds in
                 guard let person else { return .nobodyToAsk }
@@ -37,13 +52,5 @@ extension Composition {
                 return answer.map { $0 ? .approved : .denied } ?? .timedOut
             },
             person: person, scopes: person)
-        return LocalBroker(
-            settings: {
-                BrokerSettings(
-                    configuration: configuration, configurationReadable: readable, catalog: service.catalog,
-                    hooks: service.hooks ?? Hooks(settings: configuration.hooks, environment: environment, report: say))
-            },
-            accounts: { _, _ in service }, door: door,
-            log: { entry in if let problem = log.append(entry) { say("warning: " + problem) } }, memory: LocalBroker.Memory(), say: say)
     }
 }

@@ -93,6 +93,17 @@ public struct Composition: Sendable {
             releasePolicy: releasePolicy)
     }
 
+    /// The parts as they are given: for a test that runs the agent over a keystore in memory and a
+    /// scripted authorization server, with providers.d and config.toml read from `environment` as
+    /// the agent reads them.
+    init(environment: [String: String], configuration: LatchkeyConfiguration, keystore: any Keystore, service: AccountService) {
+        self.environment = environment
+        self.configuration = .success(configuration)
+        self.keystore = keystore
+        self.service = service
+        releasePolicy = nil
+    }
+
     /// Every provider in the providers.d directories, read when first asked for.
     public var catalog: ProviderCatalog { service.catalog }
 

@@ -11,19 +11,12 @@ extension LocalBroker {
         _ service: AccountService, configuration: LatchkeyConfiguration = LatchkeyConfiguration(), person: (any BrokerPerson)? = nil,
         log: ReleaseLogRecorder = ReleaseLogRecorder(), memory: Memory = Memory()
     ) -> LocalBroker {
-        let door = Door(
-            kind: .command, requester: Requester.parentOfThisProcess(),
-            ask: { account, requester, seconds in
-                guard let person else { return .nobodyToAsk }
-                let answer = await person.approveRelease(of: account, to: requester.description, within: seconds)
-                return answer.map { $0 ? .approved : .denied } ?? .timedOut
-            }, person: person, scopes: person)
         return LocalBroker(
             settings: {
                 BrokerSettings(
                     configuration: configuration, catalog: service.catalog,
                     hooks: Hooks(settings: configuration.hooks, environment: [:], report: { _ in }))
-            }, accounts: { _, _ in service }, door: door, log: log.record, memory: memory, say: { _ in })
+            }, accounts: { _, _ in service }, door: .command(person: person), log: log.record, memory: memory, say: { _ in })
     }
 }
 
