@@ -86,7 +86,7 @@ public struct Diagnosis: Sendable {
 
     /// Every check in order.
     public func run() async -> [Finding] {
-        var findings = providers() + configuration() + keystore()
+        var findings = providers() + configuration() + forwardedHosts() + keystore()
         findings.append(kernelKeyring())
         findings.append(secretService())
         findings += await loopback()
@@ -156,6 +156,31 @@ public struct Diagnosis: Sendable {
                 Finding(.problem, "config.toml", error.description, fix: "edit \(path) (known keys: keystore, unlock_timeout; latchkey(1))")
             }
         }
+    }
+
+    // MARK: - Forwarded hosts
+
+    /// What a host reached with `ssh -R` may ask the agent for, per provider file and per
+    /// config.toml `[accounts."…"]` table setting `forward`: what decides it for each account.
+    /// The vault stays closed, so the accounts themselves are not listed.
+    func forwardedHosts() -> [Finding] {
+        guard case .success(let settings) = composition.configuration else {
+            return [Finding(.ok, "forwarded hosts", "none get anything while config.toml has errors (fail closed)")]
+        }
+        var findings = composition.catalog.providers.map { provider in
+            Finding(
+                .ok, "forwarded hosts",
+                "\(provider.name): " + ForwardedReach.explanation(of: provider, forward: provider.sharing.forward ?? false, source: .providerFile))
+        }
+        for account in settings.accounts {
+            guard let forward = account.sharing.forward, let provider = try? composition.catalog.provider(named: account.selector.provider)
+            else { continue }
+            findings.append(
+                Finding(
+                    .ok, "forwarded hosts",
+                    ForwardedReach.explanation(of: provider, forward: forward, source: .accountsTable(selector: account.selector.description))))
+        }
+        return findings
     }
 
     // MARK: - Keystore

@@ -55,6 +55,37 @@ struct DiagnosisTests {
         #expect(findings.allSatisfy { !$0.description.contains("\n") })
     }
 
+    @Test("for each provider file and [accounts] table, what a forwarded host may ask: an AWS account's ID token held back, its roles listed")
+    func forwardedHosts() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        try root.write(
+            "providers/cloud.toml",
+            ProviderCatalogTests.oidcFile("Cloud")
+                + "forward = true\naws_roles = [\"arn:aws:iam::123456789012:role/reader\"]\nresources = [\"https://api.example/\"]\n")
+        try root.write(
+            "config/latchkey/config.toml", "keystore = \"vault\"\n[accounts.\"alpha:ops@example.com\"]\nforward = true\n")
+        let lines = await Self.findings(root).filter { $0.subject == "forwarded hosts" }.map(\.found)
+        let cloud = try #require(lines.first { $0.hasPrefix("cloud: ") }, "\(lines)")
+        #expect(cloud.contains("forward = true in its provider file"))
+        #expect(cloud.contains("its access token or one narrowed to https://api.example/"))
+        #expect(cloud.contains("never its ID token, which aws_roles take as the account"))
+        #expect(cloud.contains("AWS credentials for arn:aws:iam::123456789012:role/reader only"))
+        let alpha = try #require(lines.first { $0.hasPrefix("alpha: ") })
+        #expect(alpha.contains("a forwarded host gets nothing"))
+        let table = try #require(lines.first { $0.contains("[accounts.\"alpha:ops@example.com\"]") })
+        #expect(table.contains("its access token; its ID token"))
+    }
+
+    @Test("with config.toml unreadable, forwarded hosts get nothing, and doctor says so")
+    func forwardedHostsFailClosed() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        try root.write("config/latchkey/config.toml", "keystore = [\n")
+        let lines = await Self.findings(root).filter { $0.subject == "forwarded hosts" }.map(\.found)
+        #expect(lines == ["none get anything while config.toml has errors (fail closed)"])
+    }
+
     @Test("a broken provider file is a problem naming file:line and field, and the good ones still load")
     func brokenProviderFile() async throws {
         let root = try Self.healthy()

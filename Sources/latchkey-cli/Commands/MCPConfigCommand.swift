@@ -45,8 +45,8 @@ struct MCPConfigCommand: AsyncParsableCommand {
     static func server(of name: String, context: Composition) async throws -> URL? {
         do {
             return try context.catalog.provider(named: name).protocolChoices?.mcpURL
-        } catch let missing as ProviderLookupError {
-            guard case .unknown = missing, AgentSocket.endpoint({ context.environment[$0] }) != nil else { throw missing }
+        } catch {
+            guard case .unknown = error, AgentSocket.endpoint({ context.environment[$0] }) != nil else { throw error }
             let broker = context.broker(person: nil, say: { Output.error($0) })
             return try await BrokerCredentials.opening(name, broker: broker, workingDirectory: workingDirectory).server
         }
