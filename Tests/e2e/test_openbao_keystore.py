@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from conftest import ALICE, EX_NO_ACCOUNT, EX_OK, EX_UNAVAILABLE, SHORT_TOKEN_SECONDS, IdP, Latchkey, assert_userinfo
+from agent_support import AgentProcess, ask, runtime_dir
 from openbao_support import OpenBaoCluster
 
 TOKEN_POST = "POST /o/token/"
@@ -416,3 +418,30 @@ def test_the_active_node_killed_mid_refresh_and_the_whole_cluster_restarted_lose
     finally:
         machine.close()
         cluster.stop()
+
+
+def test_a_logout_on_one_machine_is_seen_by_the_other_machines_agent_within_its_cache_time(machines, idp_a):
+    """The agent's record cache follows the keystore in use (`Keystore.freshness`: 5 s for
+    OpenBao), not a vault file that `keystore = "openbao"` leaves empty: another machine's
+    logout ends this agent's answers within that time."""
+    (one, two), _ = machines
+    for machine in (one, two):
+        machine.add_provider("a", idp_a)
+    assert one.login("a").code == EX_OK
+    runtime = runtime_dir()
+    agent = AgentProcess(two, runtime).wait_listening()
+    try:
+        first = ask(agent.socket, {"op": "token", "selector": "a"})[-1]
+        assert first["ok"] and first["access_token"], first
+        assert one.run("logout", "a").code == EX_OK
+        logged_out = time.monotonic()
+        while True:
+            answer = ask(agent.socket, {"op": "token", "selector": "a"})[-1]
+            if not answer["ok"]:
+                break
+            assert time.monotonic() - logged_out < 5 + 3, "the agent still answers 8 s after the other machine's logout"
+            time.sleep(0.2)
+        assert answer["exit"] == EX_NO_ACCOUNT or "not signed in" in answer["message"], answer
+    finally:
+        agent.stop()
+        shutil.rmtree(runtime, ignore_errors=True)
