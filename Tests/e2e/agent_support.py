@@ -7,6 +7,8 @@ as any program could.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import shutil
@@ -168,6 +170,11 @@ def ask(path: Path | str, request: dict | bytes, timeout: float = 10) -> list[di
         return read_lines(client)
 
 
+def ath(token: str) -> str:
+    """RFC 9449's `ath`: base64url SHA-256 of the token, as `mcp proxy` names a refused token."""
+    return base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
+
+
 def agent_env(agent: AgentProcess, **extra) -> dict:
     """A client's environment that names the agent and can open no vault of its own."""
     return {"LATCHKEY_AGENT": agent.socket, "LATCHKEY_PASSPHRASE_FILE": None, **extra}
@@ -188,15 +195,20 @@ LATCHKEY = LATCHKEY_BIN
 
 class ResourceBlindTokenEndpoint:
     """The IdP's token endpoint without `resource`: a server that gives a token for any resource
-    asked at refresh, as a forwarded host would want one to."""
+    asked at refresh, as a forwarded host would want one to. `forms` records each request's form
+    as Latchkey sent it, `resource` included."""
 
     def __init__(self, upstream: str):
+        self.forms: list[list[tuple[str, str]]] = []
+        forms = self.forms
+
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
 
             def do_POST(self):
                 form = urllib.parse.parse_qsl(self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode())
+                forms.append(form)
                 body = urllib.parse.urlencode([(key, value) for key, value in form if key != "resource"])
                 answer = requests.post(upstream, data=body, headers={"Content-Type": self.headers["Content-Type"]}, timeout=30)
                 self.send_response(answer.status_code)

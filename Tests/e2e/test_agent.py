@@ -19,7 +19,7 @@ import subprocess
 import threading
 import time
 
-from agent_support import ResourceBlindTokenEndpoint, agent_env, agents, ask, runtime, wait_for  # noqa: F401  (fixtures)
+from agent_support import ResourceBlindTokenEndpoint, agent_env, agents, ask, ath, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import ALICE, EX_NO_ACCOUNT, EX_OK, EX_UNAVAILABLE, assert_userinfo
 from test_sign_in_again import signed_in_then_revoked
 
@@ -242,3 +242,22 @@ def test_the_vault_keeps_at_most_16_narrowed_tokens_an_account_however_many_reso
     direct = lk.run("token", "a", "--resource", "https://api.example.test/" + "x" * 2100)
     assert direct.code != EX_OK and "--resource" in direct.stderr and "2048" in direct.stderr, direct
     assert len(lk.vault_bytes()) == sizes[39]
+
+
+def test_resource_goes_on_the_code_exchange_and_every_refresh_of_an_account_whose_provider_file_lists_one(lk, idp_a, agents):
+    """RFC 8707 §2 on token requests, as the MCP authorization spec requires: the authorization
+    request alone named the resource before, and the token endpoint never heard of it."""
+    endpoint = ResourceBlindTokenEndpoint(f"{idp_a.issuer}/token/")
+    try:
+        lk.add_provider("a", idp_a, token_endpoint=endpoint.url, resources=["https://api.example.test/"])
+        assert lk.login("a").code == EX_OK
+        assert lk.run("refresh", "a").code == EX_OK
+        agent = agents()
+        (answer,) = ask(agent.socket, {"op": "token", "selector": "a", "refused": ath(lk.token("a"))})
+        assert answer["ok"] is True, answer
+    finally:
+        endpoint.server.shutdown()
+    grants = [dict(form).get("grant_type") for form in endpoint.forms]
+    assert grants == ["authorization_code", "refresh_token", "refresh_token"], grants
+    for form in endpoint.forms:
+        assert [value for key, value in form if key == "resource"] == ["https://api.example.test/"], form

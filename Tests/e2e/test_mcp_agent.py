@@ -24,8 +24,6 @@ refused when the remote names it by its hash, and nothing else.
 """
 
 import asyncio
-import base64
-import hashlib
 import json
 import sys
 import time
@@ -36,7 +34,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
-from agent_support import agent_env, agents, ask, connect, flattened, request_line, runtime, wait_for  # noqa: F401  (fixtures)
+from agent_support import agent_env, agents, ask, ath, connect, flattened, request_line, runtime, wait_for  # noqa: F401  (fixtures)
 from conftest import EX_OK, EX_USAGE, REPO, ServerProcess, free_ports
 from test_agent_forwarding import RemoteHost, sshd  # noqa: F401  (fixture)
 from test_mcp_proxy import proof_server, thumbprint  # noqa: F401  (fixture)
@@ -55,11 +53,6 @@ def lasting_server(tmp_path_factory):
                            tmp_path_factory.mktemp("mcp-sdk-lasting")).wait_ready(30)
     yield server
     server.stop()
-
-
-def ath(token: str) -> str:
-    """RFC 9449's `ath`: base64url SHA-256 of the token, as `mcp proxy` names a refused token."""
-    return base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
 
 
 def shared_server(lk, url: str, agents, runtime, forward: bool = True):

@@ -26,7 +26,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
-from agent_support import agent_env, agents, runtime  # noqa: F401  (fixtures)
+from agent_support import agent_env, agents, ath, runtime  # noqa: F401  (fixtures)
 from conftest import EX_OK, EX_REJECTED, EX_USAGE, LATCHKEY_BIN, REPO, ServerProcess, free_ports
 from test_mcp import call_whoami
 from test_glewlwyd import Glewlwyd
@@ -371,14 +371,14 @@ class ProofCheckingServer:
                 token_claims = jwt.decode(token, options={"verify_signature": False})
                 if token in outer.forgotten:
                     return None
-                ath = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
+                token_hash = ath(token)
                 fresh = proof_claims["jti"] not in outer.jtis
                 outer.jtis.add(proof_claims["jti"])
                 if outer.nonce and proof_claims.get("nonce") != outer.nonce:
                     self.wants_nonce = True
                     return None
                 good = (header["typ"] == "dpop+jwt" and proof_claims["htm"] == self.command and proof_claims["htu"] == outer.url
-                        and proof_claims["ath"] == ath and fresh and token_claims["cnf"]["jkt"] == thumbprint(header["jwk"]))
+                        and proof_claims["ath"] == token_hash and fresh and token_claims["cnf"]["jkt"] == thumbprint(header["jwk"]))
                 return token_claims if good else None
 
             def do_POST(self):

@@ -98,9 +98,14 @@ class Tmux:
         return self.tmux("show-buffer", check=False)
 
     def kill(self) -> None:
+        """Ends the server and waits until it is gone (its socket removed), so a test may start
+        another session at once without reaching the one shutting down."""
         if self.started:
             self.tmux("kill-server", check=False)
             self.started = False
+            deadline = time.monotonic() + 10
+            while Path(self.socket).exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
 
 
 def screen_env(lk: Latchkey, **extra) -> dict:
