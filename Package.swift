@@ -40,6 +40,7 @@ let package = Package(
                 "LatchkeyAccounts", "LatchkeyCredentialHelpers", "LatchkeyClouds", "LatchkeyBroker", "LatchkeyMCP", "LatchkeyDoctor",
             ]),
         .library(name: "LatchkeyVault", targets: ["LatchkeyVault"]),
+        .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
         .library(name: "LatchkeyLauncher", targets: ["LatchkeyLauncher"]),
         .executable(name: "latchkey-emulator", targets: ["latchkey-emulator"]),
         .library(name: "IdentityToolkitEmulator", targets: ["IdentityToolkitEmulator"]),
@@ -164,6 +165,13 @@ let package = Package(
             dependencies: ["CLatchkeySys", "LatchkeyEssentials", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
+        // OpenSSL 3's libcrypto (Debian's libssl-dev), in a few C functions: hashes, HMAC,
+        // ChaCha20-Poly1305, scrypt, ECDSA and RSA keys. Initialised without its configuration
+        // file. latchkey-cli links libcrypto.so.3; the static launcher links libcrypto.a.
+        .target(name: "CLatchkeyCrypto", linkerSettings: [.linkedLibrary("crypto")]),
+        // The Swift face of CLatchkeyCrypto, with the type names the code used from swift-crypto
+        // (SHA256, HMAC, SymmetricKey, ChaChaPoly, P256.Signing, KDF.Scrypt; RSA for _RSA).
+        .target(name: "LatchkeyCrypto", dependencies: ["CLatchkeyCrypto"], swiftSettings: strictSettings),
         // The agent's protocol: where its socket is, the messages on it, and the client every
         // door (launcher, full command, screen) talks to it with. The agent itself is LatchkeyAgent.
         .target(
@@ -281,6 +289,12 @@ let package = Package(
         .testTarget(
             name: "LauncherTests",
             dependencies: rooms + ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyBrokerWire", "LatchkeyLauncher"],
+            swiftSettings: testSettings
+        ),
+        // Known-answer tests of every primitive (RFC and FIPS vectors) and sign/verify round trips.
+        .testTarget(
+            name: "LatchkeyCryptoTests",
+            dependencies: ["LatchkeyCrypto"],
             swiftSettings: testSettings
         ),
         .testTarget(
