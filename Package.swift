@@ -15,11 +15,8 @@ let strictSettings: [SwiftSetting] = [
 /// time at -O, and what ships is still tested as built (the products stay optimised).
 let testSettings: [SwiftSetting] = strictSettings + [.unsafeFlags(["-Onone"], .when(configuration: .release))]
 
-/// JOSE and vault cryptography.
-let crypto: [Target.Dependency] = [
-    .product(name: "Crypto", package: "swift-crypto"),
-    .product(name: "CryptoExtras", package: "swift-crypto"),
-]
+/// JOSE and vault cryptography: OpenSSL 3's libcrypto, through LatchkeyCrypto.
+let crypto: [Target.Dependency] = ["LatchkeyCrypto"]
 /// Every room, for the targets above them all (the executables, the screen, the tests).
 let rooms: [Target.Dependency] = [
     "LatchkeySupport", "LatchkeyProviders", "LatchkeyOAuth", "LatchkeyKeystore", "LatchkeySecondFactor",
@@ -47,7 +44,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
@@ -159,10 +155,10 @@ let package = Package(
         .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
         // The vault file, its records and how a selector picks one: shared by the full command and
         // the launcher (which reads the vault itself when the keyring holds the key but no token
-        // copy), so both answer alike. FoundationEssentials and Crypto only: no ICU, NIO or scrypt.
+        // copy), so both answer alike. FoundationEssentials and LatchkeyCrypto only: no ICU or NIO.
         .target(
             name: "LatchkeyVault",
-            dependencies: ["CLatchkeySys", "LatchkeyEssentials", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CLatchkeySys", "LatchkeyEssentials", "LatchkeyCrypto"],
             swiftSettings: strictSettings
         ),
         // OpenSSL 3's libcrypto (Debian's libssl-dev), in a few C functions: hashes, HMAC,
@@ -226,7 +222,7 @@ let package = Package(
         // and the token signer with the emulator (none of the client's code).
         .target(
             name: "DemoOpenIDProvider",
-            dependencies: ["IdentityToolkitEmulator", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["IdentityToolkitEmulator", "LatchkeyCrypto"],
             swiftSettings: strictSettings
         ),
         // `latchkey demo` without its screen: both demo providers in process, their files and a
@@ -258,11 +254,7 @@ let package = Package(
         // scripted person, browser and listener, and an issuer that signs ID tokens.
         .target(
             name: "LatchkeyTestSupport",
-            dependencies: rooms + [
-                "LatchkeyVault",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-            ],
+            dependencies: rooms + ["LatchkeyVault", "LatchkeyCrypto"],
             path: "Tests/LatchkeyTestSupport",
             swiftSettings: testSettings
         ),

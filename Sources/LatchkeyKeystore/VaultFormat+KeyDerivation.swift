@@ -1,4 +1,4 @@
-import CryptoExtras
+import LatchkeyCrypto
 import LatchkeyVault
 
 extension VaultFormat {

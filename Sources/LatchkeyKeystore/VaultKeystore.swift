@@ -1,10 +1,10 @@
 import CLatchkeySys
-import Crypto
 public import Foundation
+import LatchkeyCrypto
 import LatchkeyEssentials
+import LatchkeySupport
 public import LatchkeyVault
 import Synchronization
-import LatchkeySupport
 
 /// The default keystore: one encrypted file, no daemon, works on any machine.
 ///

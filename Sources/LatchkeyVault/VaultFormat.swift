@@ -1,4 +1,4 @@
-package import Crypto
+package import LatchkeyCrypto
 
 /// The vault file's bytes: a versioned header, authenticated as associated data, then one
 /// ChaCha20-Poly1305 box holding the JSON records.

@@ -1,5 +1,5 @@
-package import Crypto
 public import FoundationEssentials
+package import LatchkeyCrypto
 
 /// The unlocked vault key, kept in the kernel keyring so `latchkey token` in scripts needs no
 /// passphrase (and no half-second of scrypt) until the unlock expires; `latchkey lock` drops it.

@@ -1,5 +1,5 @@
-import Crypto
 public import FoundationEssentials
+import LatchkeyCrypto
 import LatchkeyEssentials
 
 /// The accounts whose tokens the launcher never answers with (`confirm = true`): it leaves them

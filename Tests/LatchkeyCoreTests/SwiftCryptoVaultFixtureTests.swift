@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import LatchkeyCrypto
 import Testing
 
 @testable import LatchkeyKeystore

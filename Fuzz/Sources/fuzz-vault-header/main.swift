@@ -1,6 +1,6 @@
 // The vault file header (LatchkeyVault/VaultFormat.swift): read before anything authenticates it.
-internal import Crypto
 internal import FuzzSupport
+internal import LatchkeyCrypto
 
 
 @testable internal import LatchkeyVault
