@@ -155,15 +155,16 @@ let package = Package(
         .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
         // The vault file, its records and how a selector picks one: shared by the full command and
         // the launcher (which reads the vault itself when the keyring holds the key but no token
-        // copy), so both answer alike. FoundationEssentials and LatchkeyCrypto only: no ICU or NIO.
+        // copy), so both answer alike. FoundationEssentials only: no ICU, no OpenSSL (its own
+        // SHA-256, HMAC and ChaCha20-Poly1305 in Swift, VaultCrypto.swift says why).
         .target(
             name: "LatchkeyVault",
-            dependencies: ["CLatchkeySys", "LatchkeyEssentials", "LatchkeyCrypto"],
+            dependencies: ["CLatchkeySys", "LatchkeyEssentials"],
             swiftSettings: strictSettings
         ),
         // OpenSSL 3's libcrypto (Debian's libssl-dev), in a few C functions: hashes, HMAC,
         // ChaCha20-Poly1305, scrypt, ECDSA and RSA keys. Initialised without its configuration
-        // file. latchkey-cli links libcrypto.so.3; the static launcher links libcrypto.a.
+        // file. latchkey-cli links libcrypto.so.3; the launcher links none (LatchkeyVault).
         .target(name: "CLatchkeyCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         // The Swift face of CLatchkeyCrypto, with the type names the code used from swift-crypto
         // (SHA256, HMAC, SymmetricKey, ChaChaPoly, P256.Signing, KDF.Scrypt; RSA for _RSA).
@@ -283,10 +284,11 @@ let package = Package(
             dependencies: rooms + ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyBrokerWire", "LatchkeyLauncher"],
             swiftSettings: testSettings
         ),
-        // Known-answer tests of every primitive (RFC and FIPS vectors) and sign/verify round trips.
+        // Known-answer tests of every primitive (RFC and FIPS vectors) and sign/verify round trips,
+        // LatchkeyCrypto's and the vault's own (VaultCrypto), which is also checked against OpenSSL.
         .testTarget(
             name: "LatchkeyCryptoTests",
-            dependencies: ["LatchkeyCrypto"],
+            dependencies: ["LatchkeyCrypto", "LatchkeyVault"],
             swiftSettings: testSettings
         ),
         .testTarget(

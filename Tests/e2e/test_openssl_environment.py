@@ -1,6 +1,6 @@
 """
 OpenSSL's environment against the built binaries: Latchkey's cryptography is OpenSSL 3's libcrypto
-(``latchkey-cli`` loads libcrypto.so.3, the launcher has libcrypto.a linked in), and OpenSSL reads
+(``latchkey-cli`` loads libcrypto.so.3; the launcher links none, its vault code is Swift), and OpenSSL reads
 a configuration file named by ``OPENSSL_CONF``, which can load a provider module (found in
 ``OPENSSL_MODULES``) or an engine (in ``OPENSSL_ENGINES``): code that would then run inside
 ``latchkey`` with the vault key and tokens. LatchkeyCrypto initialises OpenSSL without any
@@ -111,8 +111,8 @@ def test_openssl_loads_no_configuration_provider_or_engine_the_environment_names
     # ChaCha20-Poly1305 for the vault, all in latchkey-cli.
     result = lk.login("a", env=environment)
     assert result.code == EX_OK, f"sign-in failed with OpenSSL's environment set\n{result}"
-    # The full command opening the vault (scrypt, ChaCha20-Poly1305), then the launcher's answers:
-    # from its token copy, and from the vault itself (libcrypto.a: HMAC-SHA256, ChaCha20-Poly1305).
+    # The full command opening the vault (scrypt), then the launcher's answers: from its token copy,
+    # and from the vault itself.
     lk.run("lock", env=environment)
     status = lk.run("status", "--json", env=environment)
     assert status.code == EX_OK and status.json()["accounts"], f"status failed\n{status}"
