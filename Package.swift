@@ -15,7 +15,7 @@ let strictSettings: [SwiftSetting] = [
 /// time at -O, and what ships is still tested as built (the products stay optimised).
 let testSettings: [SwiftSetting] = strictSettings + [.unsafeFlags(["-Onone"], .when(configuration: .release))]
 
-/// JOSE and vault cryptography: OpenSSL 3's libcrypto, through LatchkeyCrypto.
+/// JOSE signatures, scrypt for the vault key, random bytes: OpenSSL 3's libcrypto, through LatchkeyCrypto.
 let crypto: [Target.Dependency] = ["LatchkeyCrypto"]
 /// Every room, for the targets above them all (the executables, the screen, the tests).
 let rooms: [Target.Dependency] = [

@@ -1,10 +1,12 @@
 internal import CLatchkeyCrypto
 public import FoundationEssentials
 
-/// ChaCha20-Poly1305 (RFC 8439 §2.8): the vault file's one sealed box.
+/// ChaCha20-Poly1305 (RFC 8439 §2.8), OpenSSL's.
 ///
+/// The vault seals with its own Swift implementation (`VaultCrypto` in LatchkeyVault, so that the
+/// launcher links no OpenSSL); this one is the reference the tests hold that implementation to.
 /// A box's combined form is the 12-byte nonce, the ciphertext and the 16-byte tag, in that order:
-/// the layout swift-crypto (CryptoKit's API) wrote, so every vault written before opens unchanged.
+/// the layout swift-crypto (CryptoKit's API) wrote, and the vault file's.
 public enum ChaChaPoly {
     static let keyByteCount = 32
     static let nonceByteCount = 12
