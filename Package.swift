@@ -15,11 +15,8 @@ let strictSettings: [SwiftSetting] = [
 /// time at -O, and what ships is still tested as built (the products stay optimised).
 let testSettings: [SwiftSetting] = strictSettings + [.unsafeFlags(["-Onone"], .when(configuration: .release))]
 
-/// JOSE and vault cryptography.
-let crypto: [Target.Dependency] = [
-    .product(name: "Crypto", package: "swift-crypto"),
-    .product(name: "CryptoExtras", package: "swift-crypto"),
-]
+/// JOSE signatures, scrypt for the vault key, random bytes: OpenSSL 3's libcrypto, through LatchkeyCrypto.
+let crypto: [Target.Dependency] = ["LatchkeyCrypto"]
 /// Every room, for the targets above them all (the executables, the screen, the tests).
 let rooms: [Target.Dependency] = [
     "LatchkeySupport", "LatchkeyProviders", "LatchkeyOAuth", "LatchkeyKeystore", "LatchkeySecondFactor",
@@ -40,13 +37,13 @@ let package = Package(
                 "LatchkeyAccounts", "LatchkeyCredentialHelpers", "LatchkeyClouds", "LatchkeyBroker", "LatchkeyMCP", "LatchkeyDoctor",
             ]),
         .library(name: "LatchkeyVault", targets: ["LatchkeyVault"]),
+        .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
         .library(name: "LatchkeyLauncher", targets: ["LatchkeyLauncher"]),
         .executable(name: "latchkey-emulator", targets: ["latchkey-emulator"]),
         .library(name: "IdentityToolkitEmulator", targets: ["IdentityToolkitEmulator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
@@ -158,12 +155,20 @@ let package = Package(
         .target(name: "LatchkeyEssentials", dependencies: ["CLatchkeySys"], swiftSettings: strictSettings),
         // The vault file, its records and how a selector picks one: shared by the full command and
         // the launcher (which reads the vault itself when the keyring holds the key but no token
-        // copy), so both answer alike. FoundationEssentials and Crypto only: no ICU, NIO or scrypt.
+        // copy), so both answer alike. FoundationEssentials only: no ICU, no OpenSSL (its own
+        // SHA-256, HMAC and ChaCha20-Poly1305 in Swift, VaultCrypto.swift says why).
         .target(
             name: "LatchkeyVault",
-            dependencies: ["CLatchkeySys", "LatchkeyEssentials", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CLatchkeySys", "LatchkeyEssentials"],
             swiftSettings: strictSettings
         ),
+        // OpenSSL 3's libcrypto (Debian's libssl-dev), in a few C functions: hashes, HMAC,
+        // ChaCha20-Poly1305, scrypt, ECDSA and RSA keys. Initialised without its configuration
+        // file. latchkey-cli links libcrypto.so.3; the launcher links none (LatchkeyVault).
+        .target(name: "CLatchkeyCrypto", linkerSettings: [.linkedLibrary("crypto")]),
+        // The Swift face of CLatchkeyCrypto, with the type names the code used from swift-crypto
+        // (SHA256, HMAC, SymmetricKey, ChaChaPoly, P256.Signing, KDF.Scrypt; RSA for _RSA).
+        .target(name: "LatchkeyCrypto", dependencies: ["CLatchkeyCrypto"], swiftSettings: strictSettings),
         // The agent's protocol: where its socket is, the messages on it, and the client every
         // door (launcher, full command, screen) talks to it with. The agent itself is LatchkeyAgent.
         .target(
@@ -219,7 +224,7 @@ let package = Package(
         // and the token signer with the emulator (none of the client's code).
         .target(
             name: "DemoOpenIDProvider",
-            dependencies: ["IdentityToolkitEmulator", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["IdentityToolkitEmulator", "LatchkeyCrypto"],
             swiftSettings: strictSettings
         ),
         // `latchkey demo` without its screen: both demo providers in process, their files and a
@@ -251,11 +256,7 @@ let package = Package(
         // scripted person, browser and listener, and an issuer that signs ID tokens.
         .target(
             name: "LatchkeyTestSupport",
-            dependencies: rooms + [
-                "LatchkeyVault",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-            ],
+            dependencies: rooms + ["LatchkeyVault", "LatchkeyCrypto"],
             path: "Tests/LatchkeyTestSupport",
             swiftSettings: testSettings
         ),
@@ -282,6 +283,13 @@ let package = Package(
         .testTarget(
             name: "LauncherTests",
             dependencies: rooms + ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyBrokerWire", "LatchkeyLauncher"],
+            swiftSettings: testSettings
+        ),
+        // Known-answer tests of every primitive (RFC and FIPS vectors) and sign/verify round trips,
+        // LatchkeyCrypto's and the vault's own (VaultCrypto), which is also checked against OpenSSL.
+        .testTarget(
+            name: "LatchkeyCryptoTests",
+            dependencies: ["LatchkeyCrypto", "LatchkeyVault"],
             swiftSettings: testSettings
         ),
         .testTarget(

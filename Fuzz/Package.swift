@@ -22,10 +22,7 @@ let fuzzTargets = [
 let package = Package(
     name: "LatchkeyFuzz",
     platforms: [.macOS(.v15)],
-    dependencies: [
-        .package(name: "Latchkey", path: ".."),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
-    ],
+    dependencies: [.package(name: "Latchkey", path: "..")],
     targets: [
         // libFuzzer's entry points, declared for Swift.
         .target(name: "CFuzzerDriver"),
@@ -44,7 +41,7 @@ let package = Package(
                     .product(name: "LatchkeyRooms", package: "Latchkey"),
                     .product(name: "LatchkeyVault", package: "Latchkey"),
                     .product(name: "LatchkeyLauncher", package: "Latchkey"),
-                    .product(name: "Crypto", package: "swift-crypto"),
+                    .product(name: "LatchkeyCrypto", package: "Latchkey"),
                 ],
                 swiftSettings: strictSettings
             )

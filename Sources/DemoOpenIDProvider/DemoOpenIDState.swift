@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 public import IdentityToolkitEmulator
+import LatchkeyCrypto
 import Synchronization
 
 /// The demo provider's grants and tokens behind one lock, and its routing.

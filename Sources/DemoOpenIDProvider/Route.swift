@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 import IdentityToolkitEmulator
+import LatchkeyCrypto
 
 /// One request against the demo provider's storage: each endpoint is a method.
 struct Route {

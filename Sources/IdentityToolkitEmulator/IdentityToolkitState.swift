@@ -1,5 +1,5 @@
-import Crypto
 public import Foundation
+import LatchkeyCrypto
 
 /// The emulated project: users, pending codes, refresh tokens and the clock, behind one lock.
 ///

@@ -1,15 +1,14 @@
-import Crypto
-import CryptoExtras
 public import Foundation
+import LatchkeyCrypto
 
 /// Signs the emulator's ID tokens with RS256 and publishes the key as a JWK Set, so clients
 /// verify them exactly as they verify production Firebase tokens.
 package struct TokenSigner: Sendable {
     package let keyID: String
-    private let key: _RSA.Signing.PrivateKey
+    private let key: RSA.Signing.PrivateKey
 
     package init() throws {
-        key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        key = try RSA.Signing.PrivateKey(keySize: .bits2048)
         keyID = Encoding.randomToken(length: 20)
     }
 
@@ -44,7 +43,7 @@ package struct TokenSigner: Sendable {
         let input = Array((parts[0] + "." + parts[1]).utf8)
         guard
             key.publicKey.isValidSignature(
-                _RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
+                RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
         else { return nil }
         return try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
     }

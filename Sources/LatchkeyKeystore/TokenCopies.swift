@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import LatchkeyCrypto
 import LatchkeyEssentials
 import LatchkeyVault
 

@@ -1,10 +1,9 @@
 import CLatchkeySys
-import Crypto
 public import Foundation
 import LatchkeyEssentials
+public import LatchkeySupport
 public import LatchkeyVault
 import Synchronization
-public import LatchkeySupport
 
 /// The default keystore: one encrypted file, no daemon, works on any machine.
 ///
@@ -30,7 +29,7 @@ public final class VaultKeystore: Keystore {
     struct UnlockedKey {
         var salt: [UInt8]
         var parameters: VaultFormat.KDFParameters
-        var key: SymmetricKey
+        var key: VaultKey
     }
 
     /// A vault at `path`; with `cacheKey`, an unlock is remembered in the kernel keyring for
@@ -260,7 +259,7 @@ public final class VaultKeystore: Keystore {
     }
 
     /// The key for `header`, derived from the passphrase unless already unlocked in this process.
-    private func key(for header: VaultFormat.Header) throws(KeystoreError) -> SymmetricKey {
+    private func key(for header: VaultFormat.Header) throws(KeystoreError) -> VaultKey {
         if let cached = unlocked.withLock({ $0 }), cached.salt == header.salt, cached.parameters == header.kdf {
             return cached.key
         }
@@ -269,7 +268,7 @@ public final class VaultKeystore: Keystore {
             return cached
         }
         let secret = try passphrase.passphrase(forVault: path, creating: false)
-        let key: SymmetricKey
+        let key: VaultKey
         do {
             key = try VaultFormat.deriveKey(passphrase: secret, salt: header.salt, parameters: header.kdf)
         } catch {
@@ -292,7 +291,7 @@ public final class VaultKeystore: Keystore {
         let sealed: [UInt8]
         do {
             plaintext = try VaultContents.encode(records, clients: clients)
-            sealed = try VaultFormat.seal(plaintext, header: header, key: key)
+            sealed = VaultFormat.seal(plaintext, header: header, key: key)
         } catch {
             throw .io(path: path, reason: "cannot encrypt the records: \(error)")
         }
@@ -317,7 +316,7 @@ public final class VaultKeystore: Keystore {
         }
         let secret = try passphrase.passphrase(forVault: path, creating: true)
         let salt = SecureRandom.bytes(16)
-        let key: SymmetricKey
+        let key: VaultKey
         do {
             key = try VaultFormat.deriveKey(passphrase: secret, salt: salt, parameters: kdf)
         } catch {

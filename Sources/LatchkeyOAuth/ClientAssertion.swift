@@ -1,8 +1,7 @@
-import Crypto
-import CryptoExtras
 import Foundation
-import LatchkeyVault
+import LatchkeyCrypto
 import LatchkeySupport
+import LatchkeyVault
 
 /// `private_key_jwt` client authentication (RFC 7523 §2.2, OpenID Connect Core §9): instead of a
 /// secret, each token request carries a short-lived JWT signed with the client's private key, so
@@ -23,7 +22,7 @@ package struct ClientAssertion {
         let text = pem.exposedValue
         if let key = try? P256.Signing.PrivateKey(pemRepresentation: text) {
             signer = .es256(key)
-        } else if let key = try? _RSA.Signing.PrivateKey(unsafePEMRepresentation: text) {
+        } else if let key = try? RSA.Signing.PrivateKey(unsafePEMRepresentation: text) {
             guard key.keySizeInBits >= 2048 else {
                 throw SecretFile.Unusable(reason: "its RSA key has \(key.keySizeInBits) bits; RS256 needs at least 2048 (RFC 7518 §3.3)")
             }

@@ -1,8 +1,8 @@
-import Crypto
 public import Foundation
+import LatchkeyCrypto
 import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// One account's DPoP key pair (RFC 9449): P-256, made for a sign-in, kept in the vault with the
 /// account's tokens and never printed. Tokens bound to it are useless without it, so a refresh

@@ -1,6 +1,5 @@
-import Crypto
-import CryptoExtras
 import Foundation
+import LatchkeyCrypto
 import LatchkeySupport
 
 /// A JWK Set (RFC 7517 §5), as served at a provider's `jwks_uri`.
@@ -101,9 +100,9 @@ public struct JSONWebKey: Sendable {
         switch algorithm {
         case .rs256, .rs384, .rs512:
             guard let modulus = rsaModulus, let exponent = rsaExponent, modulus.count >= 256,
-                let key = try? _RSA.Signing.PublicKey(n: modulus, e: exponent)
+                let key = try? RSA.Signing.PublicKey(n: modulus, e: exponent)
             else { return false }
-            let rsaSignature = _RSA.Signing.RSASignature(rawRepresentation: signature)
+            let rsaSignature = RSA.Signing.RSASignature(rawRepresentation: signature)
             switch algorithm {
             case .rs256: return key.isValidSignature(rsaSignature, for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
             case .rs384: return key.isValidSignature(rsaSignature, for: SHA384.hash(data: input), padding: .insecurePKCS1v1_5)

@@ -1,13 +1,12 @@
-import Crypto
-import CryptoExtras
 import Foundation
+import LatchkeyCrypto
 import LatchkeySupport
 
 /// Signs compact JWSs (RFC 7515 §7.1) with a key Latchkey holds: DPoP proofs (ES256, its own
 /// keys) and `private_key_jwt` client assertions (ES256 or RS256, the key in `private_key_file`).
 enum JWSSigner: Sendable {
     case es256(P256.Signing.PrivateKey)
-    case rs256(_RSA.Signing.PrivateKey)
+    case rs256(RSA.Signing.PrivateKey)
 
     /// The `alg` header value (RFC 7518 §3.1).
     var algorithm: String {

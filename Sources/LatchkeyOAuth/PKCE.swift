@@ -1,6 +1,6 @@
-import Crypto
-public import LatchkeyVault
+import LatchkeyCrypto
 import LatchkeySupport
+public import LatchkeyVault
 
 /// Proof Key for Code Exchange (RFC 7636), S256 only: `plain` would give the code away.
 public struct PKCE: Sendable {

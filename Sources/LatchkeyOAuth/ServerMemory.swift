@@ -1,8 +1,8 @@
-import Crypto
 public import Foundation
+import LatchkeyCrypto
 import LatchkeyEssentials
-import Synchronization
 import LatchkeySupport
+import Synchronization
 
 /// What servers said that is worth keeping from one run to the next, none of it secret: each
 /// issuer's discovery document, so that a refresh (inside the vault's lock) does not fetch one

@@ -1,5 +1,6 @@
 import CLatchkeyCurl
 import Foundation
+import LatchkeyCrypto
 import LatchkeyEssentials
 import LatchkeyVault
 import Synchronization
@@ -71,6 +72,13 @@ public struct LiveHTTPTransport: StreamingHTTPTransport {
             path = try SystemLibrary.locate(["libcurl.so.4", "libcurl-gnutls.so.4"])
         } catch {
             return .failure(.httpLibraryMissing("libcurl could not be loaded: \(error)"))
+        }
+        // libcurl's TLS (libssl) shares this process's libcrypto, and curl_global_init would
+        // initialise it with the configuration OPENSSL_CONF names: initialised first, without one.
+        do {
+            try CryptoLibrary.initialise()
+        } catch {
+            return .failure(.httpLibraryMissing("libcurl was not loaded: \(error)"))
         }
         var error: UnsafePointer<CChar>?
         guard lk_curl_load(path, &error) == 1 else {

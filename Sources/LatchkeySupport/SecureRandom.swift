@@ -1,10 +1,9 @@
-import Crypto
+import LatchkeyCrypto
 
-/// Random bytes from the system CSPRNG (swift-crypto's `SymmetricKey` draws from it).
+/// Random bytes from OpenSSL's CSPRNG (`RAND_bytes`, seeded by the kernel).
 package enum SecureRandom {
     package static func bytes(_ count: Int) -> [UInt8] {
-        let key = SymmetricKey(size: SymmetricKeySize(bitCount: count * 8))
-        return key.withUnsafeBytes { Array($0) }
+        CryptoLibrary.randomBytes(count)
     }
 
     /// `count` random bytes as base64url: `state`, `nonce` and PKCE verifiers.

@@ -1,5 +1,3 @@
-package import Crypto
-
 /// The vault file's bytes: a versioned header, authenticated as associated data, then one
 /// ChaCha20-Poly1305 box holding the JSON records.
 ///
@@ -102,19 +100,28 @@ package struct VaultFormat {
         return (header, Array(bytes[0..<reader.offset]), Array(bytes[reader.offset...]))
     }
 
-    package static func keyCheck(for key: SymmetricKey) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: Array("latchkey vault key check".utf8), using: key).prefix(16))
+    package static func keyCheck(for key: VaultKey) -> [UInt8] {
+        Array(key.withUnsafeBytes { VaultCrypto.hmacSHA256(key: $0, message: Array("latchkey vault key check".utf8)) }.prefix(16))
     }
 
-    package static func seal(_ plaintext: [UInt8], header: Header, key: SymmetricKey) throws -> [UInt8] {
+    /// The file: the header, then the box sealed under a random nonce with the header as
+    /// associated data (nonce ‖ ciphertext ‖ tag, the layout every vault has had).
+    package static func seal(_ plaintext: [UInt8], header: Header, key: VaultKey) -> [UInt8] {
         let headerBytes = header.encoded()
-        let box = try ChaChaPoly.seal(plaintext, using: key, authenticating: headerBytes)
-        return headerBytes + Array(box.combined)
+        // getrandom(2), through the standard library's cryptographically secure generator.
+        var random = SystemRandomNumberGenerator()
+        let nonce = (0..<VaultCrypto.ChaCha20Poly1305.nonceByteCount).map { _ in UInt8.random(in: 0...255, using: &random) }
+        return headerBytes + nonce + VaultCrypto.ChaCha20Poly1305.seal(plaintext, key: key, nonce: nonce, authenticating: headerBytes)
     }
 
-    package static func open(sealed: [UInt8], headerBytes: [UInt8], key: SymmetricKey) throws -> [UInt8] {
-        let box = try ChaChaPoly.SealedBox(combined: sealed)
-        return Array(try ChaChaPoly.open(box, using: key, authenticating: headerBytes))
+    /// The plaintext of `sealed` (nonce ‖ ciphertext ‖ tag) if it authenticates with `headerBytes`.
+    package static func open(
+        sealed: [UInt8], headerBytes: [UInt8], key: VaultKey
+    ) throws(VaultCrypto.ChaCha20Poly1305.AuthenticationFailure) -> [UInt8] {
+        let nonceCount = VaultCrypto.ChaCha20Poly1305.nonceByteCount
+        guard sealed.count >= nonceCount + VaultCrypto.ChaCha20Poly1305.tagByteCount else { throw .init() }
+        return try VaultCrypto.ChaCha20Poly1305.open(
+            Array(sealed[nonceCount...]), key: key, nonce: Array(sealed[0..<nonceCount]), authenticating: headerBytes)
     }
 
     private static func bigEndian(_ value: UInt32) -> [UInt8] {

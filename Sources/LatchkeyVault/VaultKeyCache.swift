@@ -1,4 +1,3 @@
-package import Crypto
 public import FoundationEssentials
 
 /// The unlocked vault key, kept in the kernel keyring so `latchkey token` in scripts needs no
@@ -13,7 +12,7 @@ public struct VaultKeyCache: Sendable {
 
     public init(vaultPath: String) {
         // Not `String(format:)`: its first use (CFString formatting) cost every command 0.15 ms.
-        let digest = SHA256.hash(data: Array(vaultPath.utf8)).prefix(12).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        let digest = VaultCrypto.SHA256.hash(Array(vaultPath.utf8)).prefix(12).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         description = "latchkey:vault-key:\(digest)"
     }
 
@@ -21,9 +20,9 @@ public struct VaultKeyCache: Sendable {
         package var expiresAt: Date
         package var salt: [UInt8]
         package var parameters: VaultFormat.KDFParameters
-        package var key: SymmetricKey
+        package var key: VaultKey
 
-        package init(expiresAt: Date, salt: [UInt8], parameters: VaultFormat.KDFParameters, key: SymmetricKey) {
+        package init(expiresAt: Date, salt: [UInt8], parameters: VaultFormat.KDFParameters, key: VaultKey) {
             self.expiresAt = expiresAt
             self.salt = salt
             self.parameters = parameters
@@ -44,20 +43,23 @@ public struct VaultKeyCache: Sendable {
     }
 
     package func load() -> Entry? {
-        guard let payload = KernelKeyring.read(description: description) else { return nil }
+        guard var payload = KernelKeyring.read(description: description) else { return nil }
+        defer { payload.zeroize() }
         var reader = ByteReader(bytes: payload, offset: 0)
         guard let expiryBytes = reader.take(8), let saltCount = reader.u8(), let salt = reader.take(Int(saltCount)),
-            let log2N = reader.u8(), let r = reader.u32(), let p = reader.u32(), let key = reader.take(32)
+            let log2N = reader.u8(), let r = reader.u32(), let p = reader.u32(), var keyBytes = reader.take(32)
         else { return nil }
+        defer { keyBytes.zeroize() }
+        guard let key = VaultKey(bytes: keyBytes) else { return nil }
         let seconds = expiryBytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return Entry(
             expiresAt: Date(timeIntervalSince1970: TimeInterval(seconds)), salt: salt,
-            parameters: VaultFormat.KDFParameters(log2N: log2N, r: r, p: p), key: SymmetricKey(data: key))
+            parameters: VaultFormat.KDFParameters(log2N: log2N, r: r, p: p), key: key)
     }
 
     /// The cached key when it is the one `header` was sealed with: same salt and parameters, and
     /// the header's key check verified (in constant time); `nil` when locked or another vault's.
-    package func key(for header: VaultFormat.Header) -> SymmetricKey? {
+    package func key(for header: VaultFormat.Header) -> VaultKey? {
         guard let cached = load(), cached.salt == header.salt, cached.parameters == header.kdf,
             constantTimeEqual(VaultFormat.keyCheck(for: cached.key), header.keyCheck)
         else { return nil }

@@ -1,4 +1,3 @@
-import Crypto
 public import FoundationEssentials
 import LatchkeyEssentials
 
@@ -44,9 +43,9 @@ package struct WithheldAccounts: Equatable, Sendable {
     /// SHA-256 (hex, first 16 bytes) of the records' providers and subjects, sorted, each
     /// followed by a NUL (neither holds one): the vault's order does not matter.
     private static func judgedDigest(_ records: [AccountRecord]) -> String {
-        var digest = SHA256()
+        var digest = VaultCrypto.SHA256()
         for (provider, subject) in records.map({ ($0.provider, $0.subject) }).sorted(by: <) {
-            digest.update(data: Array(provider.utf8) + [0] + Array(subject.utf8) + [0])
+            digest.update(Array(provider.utf8) + [0] + Array(subject.utf8) + [0])
         }
         return digest.finalize().prefix(16).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }

@@ -5,7 +5,7 @@
 // ../libexec/latchkey/ or beside it.
 //
 // Two executables because the hot path must start in well under a millisecond: this one links
-// only the standard library, FoundationEssentials and Crypto (statically), while the full
+// only the standard library, FoundationEssentials and OpenSSL's libcrypto.a (statically), while the full
 // command line (Foundation with ICU, SwiftNIO, ncurses) costs milliseconds just to load. See
 // DECISIONS.md.
 import CLatchkeySys

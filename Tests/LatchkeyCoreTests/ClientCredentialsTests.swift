@@ -1,6 +1,5 @@
-import Crypto
-import CryptoExtras
 import Foundation
+import LatchkeyCrypto
 import LatchkeyTestSupport
 import Synchronization
 import Testing
@@ -181,14 +180,14 @@ struct ClientCredentialsTests {
 
     @Test("private_key_jwt with an RSA key signs RS256 that verifies under its public key, and without private_key_id sends no kid")
     func privateKeyJWTWithRSA() async throws {
-        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let key = try RSA.Signing.PrivateKey(keySize: .bits2048)
         let (server, path) = try keyServer(pem: key.pemRepresentation, keyID: nil)
         defer { try? FileManager.default.removeItem(atPath: path) }
         _ = try await server.service(keystore: InMemoryKeystore()).signIn(
             provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
         let sent = try assertions(server) { input, signature in
             key.publicKey.isValidSignature(
-                _RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
+                RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
         }
         let (header, _, verified) = try #require(sent.first)
         #expect(verified && header["alg"] as? String == "RS256" && header["kid"] == nil)

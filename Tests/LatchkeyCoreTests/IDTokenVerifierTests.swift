@@ -1,6 +1,5 @@
-import Crypto
-import CryptoExtras
 import Foundation
+import LatchkeyCrypto
 import Testing
 
 @testable import LatchkeyVault
@@ -12,7 +11,7 @@ struct IDTokenVerifierTests {
     // MARK: - Keys and signing, done here rather than trusted to the code under test
 
     /// Generated once: RSA key generation is the slow part of this suite.
-    static let rsaKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    static let rsaKey = try! RSA.Signing.PrivateKey(keySize: .bits2048)
     static let ecKey = P256.Signing.PrivateKey()
     static let now = Date(timeIntervalSince1970: 1_750_000_000)
     static let issuer = "https://idp.example.com"

@@ -1,7 +1,7 @@
-import Crypto
 import DemoOpenIDProvider
 import Foundation
 import IdentityToolkitEmulator
+import LatchkeyCrypto
 import Testing
 
 /// The demo provider's endpoints, called through its routing (no socket needed for these).

@@ -1,12 +1,12 @@
-import Crypto
 public import Foundation
+public import LatchkeyAccounts
+import LatchkeyCrypto
+public import LatchkeyKeystore
+public import LatchkeyOAuth
+public import LatchkeyProviders
+public import LatchkeySupport
 import LatchkeyVault
 import Synchronization
-public import LatchkeyProviders
-public import LatchkeyOAuth
-public import LatchkeyAccounts
-public import LatchkeyKeystore
-public import LatchkeySupport
 
 /// An OpenID provider played in memory: it answers the token, JWKS, revocation and userinfo
 /// endpoints through a `RecordingTransport`, and "the person" approves every authorization the

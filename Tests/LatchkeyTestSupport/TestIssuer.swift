@@ -1,6 +1,5 @@
-import Crypto
-import CryptoExtras
 public import Foundation
+import LatchkeyCrypto
 public import LatchkeyVault
 
 /// Signs ID tokens the way an OpenID provider does, with keys made for the test run, so engine
@@ -8,12 +7,12 @@ public import LatchkeyVault
 public struct TestIssuer: Sendable {
     public let issuer: String
     public let keyID: String
-    private let key: _RSA.Signing.PrivateKey
+    private let key: RSA.Signing.PrivateKey
 
     /// RSA key generation is slow: one key per key ID for the whole run.
-    private static let keys: [String: _RSA.Signing.PrivateKey] = [
-        "key-1": try! _RSA.Signing.PrivateKey(keySize: .bits2048),
-        "key-2": try! _RSA.Signing.PrivateKey(keySize: .bits2048),
+    private static let keys: [String: RSA.Signing.PrivateKey] = [
+        "key-1": try! RSA.Signing.PrivateKey(keySize: .bits2048),
+        "key-2": try! RSA.Signing.PrivateKey(keySize: .bits2048),
     ]
 
     public init(issuer: String = "https://idp.example.com", keyID: String = "key-1") {

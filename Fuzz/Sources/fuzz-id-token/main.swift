@@ -3,9 +3,9 @@
 // Input: a first byte choosing the mode, then either a compact JWS as received (mode even), or
 // a claims set that is signed here with the set's own ES256 key (mode odd), so the claim checks
 // past the signature are reached too.
-internal import Crypto
 internal import Foundation
 internal import FuzzSupport
+internal import LatchkeyCrypto
 
 @testable internal import LatchkeyOAuth
 @testable internal import LatchkeySupport

@@ -1,13 +1,11 @@
 // The vault file header (LatchkeyVault/VaultFormat.swift): read before anything authenticates it.
-internal import Crypto
 internal import FuzzSupport
-
 
 @testable internal import LatchkeyVault
 
 /// A key to try the sealed box with: opening must fail cleanly, never trap.
 enum Fixed {
-    static let key = SymmetricKey(data: [UInt8](repeating: 7, count: 32))
+    static let key = VaultKey(bytes: [UInt8](repeating: 7, count: 32))!
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,10 +1,10 @@
-import Crypto
 public import Foundation
+import LatchkeyCrypto
 import LatchkeyEssentials
-public import LatchkeyVault
-import Synchronization
 public import LatchkeyProviders
 public import LatchkeySupport
+public import LatchkeyVault
+import Synchronization
 
 /// The `openbao` keystore: a team's accounts in a KV version 2 engine that many machines share,
 /// one secret per account under `[openbao] path`/accounts, the registered clients in one secret
