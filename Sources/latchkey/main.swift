@@ -6,8 +6,8 @@
 //
 // Two executables because the hot path must start in well under a millisecond: this one links
 // only the standard library, FoundationEssentials and Crypto (statically), while the full
-// command line (Foundation with ICU, SwiftNIO, ncurses) costs milliseconds just to load. See
-// DECISIONS.md.
+// command line (Foundation with ICU, ncurses) costs milliseconds just to load. See
+// docs/decisions/token-fast-path.md and docs/decisions/startup.md.
 import CLatchkeySys
 import LatchkeyBrokerWire
 import LatchkeyEssentials
