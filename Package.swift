@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Swift 6 settings every target shares (see docs/style.md). Release is built with testing enabled, so
 /// the suite's one release build with tests also makes the products scripts/try and scripts/install
-/// build, flag for flag (DECISIONS.md, "The test suite").
+/// build, flag for flag (docs/decisions/test-suite.md).
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),

@@ -81,7 +81,7 @@ public struct OAuthEngine: Sendable {
     /// Pushes the authorization request to the PAR endpoint (RFC 9126 §2) and returns it with the
     /// `request_uri` the browser carries instead. The key the tokens will be bound to goes as
     /// `dpop_jkt` among the parameters, not as a proof: glewlwyd refuses a proof there when it
-    /// wants nonces, yet offers none (DECISIONS.md).
+    /// wants nonces, yet offers none (docs/decisions/par-dpop-step-up.md).
     public func push(_ pending: PendingAuthorization) async throws -> PendingAuthorization {
         guard let endpoint = pending.metadata.pushedAuthorizationRequestEndpoint else {
             throw ProtocolChoiceError.missingEndpoint(

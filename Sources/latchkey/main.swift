@@ -5,9 +5,9 @@
 // ../libexec/latchkey/ or beside it.
 //
 // Two executables because the hot path must start in well under a millisecond: this one links
-// only the standard library, FoundationEssentials and OpenSSL's libcrypto.a (statically), while the full
-// command line (Foundation with ICU, SwiftNIO, ncurses) costs milliseconds just to load. See
-// DECISIONS.md.
+// only the standard library and FoundationEssentials (no OpenSSL: LatchkeyVault), while the full
+// command line (Foundation with ICU, ncurses) costs milliseconds just to load. See
+// docs/decisions/token-fast-path.md and docs/decisions/startup.md.
 import CLatchkeySys
 import LatchkeyBrokerWire
 import LatchkeyEssentials

@@ -226,7 +226,7 @@ private struct RefreshingMeanwhile: TestKeystore {
 
 /// The move against a real OpenBao (`bao server -dev`) from a real vault file, at a size a team
 /// might have: how long it takes, and that everything arrives once. Twenty accounts, since the
-/// unit tests run on every build: a hundred took 34 s in and 38 s back (DECISIONS.md).
+/// unit tests run on every build: a hundred took 34 s in and 38 s back (docs/decisions/openbao-keystore.md).
 @Suite("keystore migrate, live", .enabled(if: OpenBaoDevServer.binary != nil, "no bao: run Tests/idp/setup-venv.sh"))
 struct KeystoreMigrationLiveTests {
     @Test("twenty accounts move from a vault into OpenBao and back, each once")

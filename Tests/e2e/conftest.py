@@ -428,7 +428,7 @@ class Latchkey:
 
     def close(self) -> None:
         """Drop this vault's key from the kernel keyring, where any passphrase unlock
-        caches it (DECISIONS.md), so that a test leaves nothing behind outside its dirs."""
+        caches it (docs/decisions/keystore.md), so that a test leaves nothing behind outside its dirs."""
         self.binary = LATCHKEY_BIN
         if self.vault.exists() and LATCHKEY_BIN.exists():
             self.run("lock", timeout=20)

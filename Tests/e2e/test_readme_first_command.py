@@ -7,7 +7,7 @@ commit with nothing modified or untracked, this checkout *is* the fresh clone: s
 here, on the release build this run made with scripts/try's own commands, and must find nothing
 to build. Anywhere else (a working tree with its own files and builds) it runs in a new clone of
 HEAD and builds from nothing (about ten minutes on two cores), so it can be left out with
-LATCHKEY_SKIP_FRESH_CLONE=1 while working. DECISIONS.md ("The test suite") has the reasoning."""
+LATCHKEY_SKIP_FRESH_CLONE=1 while working. docs/decisions/test-suite.md has the reasoning."""
 
 from __future__ import annotations
 
