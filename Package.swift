@@ -76,7 +76,9 @@ let package = Package(
         // keystore a team shares on an OpenBao cluster (and its client), the launcher's copies.
         .target(
             name: "LatchkeyKeystore",
-            dependencies: ["CLatchkeySys", "CLatchkeySecret", "LatchkeySupport", "LatchkeyProviders", "LatchkeyEssentials", "LatchkeyVault"]
+            dependencies: [
+                "CLatchkeySys", "CLatchkeySecret", "LatchkeySupport", "LatchkeyProviders", "LatchkeyEssentials", "LatchkeyVault",
+            ]
                 + crypto,
             swiftSettings: strictSettings
         ),

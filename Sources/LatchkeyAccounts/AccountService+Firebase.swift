@@ -1,9 +1,9 @@
 import Foundation
-import LatchkeyVault
-import LatchkeySecondFactor
-import LatchkeyProviders
 import LatchkeyOAuth
+import LatchkeyProviders
+import LatchkeySecondFactor
 import LatchkeySupport
+import LatchkeyVault
 
 /// The parts of `kind = "firebase"` accounts that are not the sign-in's steps: which backend
 /// serves the provider, refresh, and the account record built from its tokens.

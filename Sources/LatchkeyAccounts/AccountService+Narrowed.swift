@@ -1,9 +1,9 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
+import LatchkeyKeystore
 import LatchkeyOAuth
 import LatchkeyProviders
-import LatchkeyKeystore
+public import LatchkeyVault
 
 /// Why a narrower token cannot be had.
 public enum NarrowingError: LatchkeyError, Equatable {

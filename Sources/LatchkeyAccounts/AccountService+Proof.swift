@@ -1,6 +1,6 @@
 public import Foundation
-public import LatchkeyVault
 import LatchkeyOAuth
+public import LatchkeyVault
 
 /// `latchkey proof`: what a client needs to use a DPoP-bound token (RFC 9449 §7) at a resource
 /// server, made with the account's key, which never leaves Latchkey.

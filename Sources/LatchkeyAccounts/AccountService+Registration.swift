@@ -1,9 +1,9 @@
 public import Foundation
 import LatchkeyEssentials
-import LatchkeyVault
-import LatchkeyProviders
-public import LatchkeyOAuth
 import LatchkeyKeystore
+public import LatchkeyOAuth
+import LatchkeyProviders
+import LatchkeyVault
 
 /// The client Latchkey registers for itself (`registration = "dynamic"`, RFC 7591): registered at
 /// the first sign-in, kept in the vault per provider, reused by every account of the provider

@@ -1,8 +1,8 @@
 public import Foundation
-public import LatchkeyVault
+import LatchkeyKeystore
 public import LatchkeyOAuth
 import LatchkeyProviders
-import LatchkeyKeystore
+public import LatchkeyVault
 
 /// Tokens for commands that run where a person may be (`token`, `exec`, `git-credential`, the
 /// kubectl and container credential helpers): when an account cannot give a token without a

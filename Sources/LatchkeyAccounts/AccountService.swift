@@ -1,9 +1,9 @@
 public import Foundation
-public import LatchkeyVault
-public import LatchkeyProviders
 public import LatchkeyKeystore
 public import LatchkeyOAuth
+public import LatchkeyProviders
 import LatchkeySecondFactor
+public import LatchkeyVault
 
 /// Signs in, hands out tokens, refreshes and signs out: the protocol engines plus the keystore.
 ///

@@ -1,9 +1,9 @@
 public import Foundation
 import LatchkeyEssentials
-import LatchkeyVault
-import Synchronization
 public import LatchkeyProviders
 import LatchkeySupport
+import LatchkeyVault
+import Synchronization
 
 /// What a hook is told, as JSON on its stdin: which event, which account, when and why. Never a
 /// token: a hook is for notifying a person, and a program that wants a token asks for one.

@@ -1,8 +1,8 @@
 import Foundation
-public import LatchkeyVault
-public import LatchkeyProviders
 public import LatchkeyOAuth
+public import LatchkeyProviders
 public import LatchkeySecondFactor
+public import LatchkeyVault
 
 /// One sign-in, for every provider kind, as a pure state machine: events in, actions out.
 ///

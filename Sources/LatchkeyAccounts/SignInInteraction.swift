@@ -1,8 +1,8 @@
 public import Foundation
-public import LatchkeyVault
-public import LatchkeyProviders
 public import LatchkeyOAuth
+public import LatchkeyProviders
 public import LatchkeySecondFactor
+public import LatchkeyVault
 
 /// The person's side of every sign-in, whatever the provider's kind: implemented by the command
 /// line, the screen and test scripts.

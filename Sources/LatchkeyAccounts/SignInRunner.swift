@@ -1,10 +1,10 @@
 import Foundation
-import LatchkeyVault
-import LatchkeyOAuth
-import LatchkeySecondFactor
-import LatchkeyProviders
 import LatchkeyKeystore
+import LatchkeyOAuth
+import LatchkeyProviders
+import LatchkeySecondFactor
 import LatchkeySupport
+import LatchkeyVault
 
 /// Carries out `SignInFlow`'s actions with the service's seams (keystore, OAuth engine, browser,
 /// listener, firebase backend) and the person's `SignInInteraction`: the effects at the

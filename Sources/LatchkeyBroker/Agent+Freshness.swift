@@ -1,10 +1,10 @@
 import Foundation
-import LatchkeyEssentials
-import LatchkeyVault
-import Synchronization
 import LatchkeyAccounts
+import LatchkeyEssentials
 import LatchkeyOAuth
 import LatchkeyProviders
+import LatchkeyVault
+import Synchronization
 
 /// Keeping every account fresh while the agent runs: a refresh ahead of expiry as the screen
 /// does it (through the same single-flight `validRecord`, so the agent, the screen and any

@@ -1,12 +1,12 @@
 import Foundation
+import LatchkeyAccounts
 public import LatchkeyBrokerWire
 import LatchkeyEssentials
-public import LatchkeyVault
-import Synchronization
-import LatchkeySupport
-import LatchkeyAccounts
 import LatchkeyKeystore
 import LatchkeyProviders
+import LatchkeySupport
+public import LatchkeyVault
+import Synchronization
 
 /// `latchkey agent`: the keystore's door for other processes, on this machine through a socket in
 /// `$XDG_RUNTIME_DIR/latchkey`, and on other machines through a second socket that `ssh -R`

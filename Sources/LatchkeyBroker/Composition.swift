@@ -1,11 +1,11 @@
 import Foundation
-import LatchkeyEssentials
-import LatchkeyVault
-public import LatchkeyProviders
-public import LatchkeyKeystore
 public import LatchkeyAccounts
-public import LatchkeySupport
+import LatchkeyEssentials
+public import LatchkeyKeystore
 import LatchkeyOAuth
+public import LatchkeyProviders
+public import LatchkeySupport
+import LatchkeyVault
 
 /// Every part Latchkey runs with, built once from the process environment: the one composition
 /// root the command line and the screen share, so both read the same providers and config.toml,

@@ -1,8 +1,8 @@
 import Foundation
 public import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyVault
 import LatchkeySupport
+import LatchkeyVault
 
 /// A release waiting for approval, shown as a desktop notification with `notify-send` (libnotify)
 /// when a desktop session is there to show it; nothing otherwise. The notification only tells:

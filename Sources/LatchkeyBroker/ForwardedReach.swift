@@ -31,7 +31,8 @@ public enum ForwardedReach {
         var reach: [String] = []
         if provider.forwardsIdentityTokens {
             reach.append(ownAccessToken)
-            reach.append(clouds.isEmpty ? "its ID token" : "its ID token (forward_id_token = true, although \(clouds) take it as the account)")
+            reach.append(
+                clouds.isEmpty ? "its ID token" : "its ID token (forward_id_token = true, although \(clouds) take it as the account)")
         } else if provider.accessTokenIsIdentity {
             if let narrowed { reach.append("access tokens \(narrowed)") }
             reach.append("never its access token (aws_web_identity_token) or its ID token, \(heldBack)")
@@ -48,7 +49,9 @@ public enum ForwardedReach {
                     : "AWS credentials for \(roles.joined(separator: ", ")) only, \(endpoint)")
         }
         if let mcpURL = provider.protocolChoices?.mcpURL { reach.append("DPoP proofs for \(mcpURL.absoluteString) only") }
-        if !provider.gitHosts.isEmpty { reach.append("git credentials for " + provider.gitHosts.map(\.description).joined(separator: ", ")) }
+        if !provider.gitHosts.isEmpty {
+            reach.append("git credentials for " + provider.gitHosts.map(\.description).joined(separator: ", "))
+        }
         if !provider.registryHosts.isEmpty {
             reach.append("registry credentials for " + provider.registryHosts.map(\.description).joined(separator: ", "))
         }

@@ -233,7 +233,9 @@ public struct LocalBroker: Broker {
 
     public func registryCredential(_ request: RegistryRequest) async throws -> RegistryRelease {
         let server = try RegistryServerURL(parsing: request.server)
-        guard let provider = try server.provider(in: settings().catalog.providers) else { return RegistryRelease(username: nil, token: nil) }
+        guard let provider = try server.provider(in: settings().catalog.providers) else {
+            return RegistryRelease(username: nil, token: nil)
+        }
         let token = try await self.token(
             TokenRequest(
                 selector: AccountSelector(provider: provider.name).description, minimumLifetime: request.minimumLifetime,
@@ -255,7 +257,8 @@ public struct LocalBroker: Broker {
         let providers = settings.catalog.providers.filter { provider in
             !door.isForwarded || visible.contains { $0.provider == provider.name }
         }
-        let warnings = door.kind == .command ? service.here.map { Self.mappingWarnings($0, records: visible, catalog: settings.catalog) } : nil
+        let warnings =
+            door.kind == .command ? service.here.map { Self.mappingWarnings($0, records: visible, catalog: settings.catalog) } : nil
         return StatusReply(report: try report.json(), lines: report.listing(providers: providers), warnings: warnings ?? [])
     }
 
@@ -302,7 +305,8 @@ public struct LocalBroker: Broker {
         case .limitReached:
             throw BrokerError.scopeLimitReached(account: name, askedBy: request.askedBy)
         case .signIn(let union, let added):
-            let command = "latchkey login \(AccountSelector(provider: record.provider, account: record.subject)) "
+            let command =
+                "latchkey login \(AccountSelector(provider: record.provider, account: record.subject)) "
                 + added.map { "--scope \($0)" }.joined(separator: " ")
             guard let approval = door.scopes, let person = door.person,
                 await approval.approveScopes(added, for: name, askedBy: request.askedBy)

@@ -1,7 +1,7 @@
 public import Foundation
 public import LatchkeyBrokerWire
-public import LatchkeyProviders
 import LatchkeyOAuth
+public import LatchkeyProviders
 import LatchkeySupport
 
 /// What the broker checks of a proof request before any account is chosen, and which URL a

@@ -1,9 +1,9 @@
 import CLatchkeySys
 import Foundation
-import LatchkeyVault
-import Synchronization
 import LatchkeyKeystore
 import LatchkeySupport
+import LatchkeyVault
+import Synchronization
 
 /// The agent's keystore: its records kept in memory for as long as the keystore underneath says
 /// they stay current (`Keystore.freshness`), so a token request costs a `stat` (a vault: while

@@ -1,4 +1,5 @@
 public import LatchkeyKeystore
+
 /// How one release of an account's token goes, event by event, at every door that hands tokens
 /// out: the agent's local socket, its forwarded socket, and a command on this machine handing a
 /// token on without the agent.

@@ -1,6 +1,6 @@
+public import LatchkeyKeystore
 public import LatchkeyVault
 import Synchronization
-public import LatchkeyKeystore
 
 /// The agent's passphrase source: the terminal's prompt while the agent starts, and never after.
 /// A request must not wait on a prompt in a terminal nobody may be watching; once running, the

@@ -1,7 +1,7 @@
-import LatchkeyEssentials
 public import LatchkeyBrokerWire
-import LatchkeyVault
+import LatchkeyEssentials
 public import LatchkeyProviders
+import LatchkeyVault
 
 extension StatusReport {
     /// What `latchkey status` prints: each configured provider with its accounts, then the

@@ -1,5 +1,5 @@
-public import LatchkeyBrokerWire
 import LatchkeyAccounts
+public import LatchkeyBrokerWire
 public import LatchkeyVault
 
 extension TokenRelease {

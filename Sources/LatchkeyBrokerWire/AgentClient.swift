@@ -74,7 +74,8 @@ public struct AgentClient: ~Copyable {
                 }
             }
             guard pending.count < BrokerWire.answerLimit else {
-                throw .mismatch(path: path, WireMismatch(.malformedField(object: "line", reason: "it is longer than any answer"), kind: "answer"))
+                throw .mismatch(
+                    path: path, WireMismatch(.malformedField(object: "line", reason: "it is longer than any answer"), kind: "answer"))
             }
             let count = buffer.withUnsafeMutableBytes { lk_receive(descriptor, $0.baseAddress, $0.count, timeout) }
             if count == -Int(ETIMEDOUT) { throw .timedOut(path: path) }

@@ -30,7 +30,9 @@ public enum BrokerRequest: Sendable, Equatable {
         }
     }
 
-    static let operations = ["token", "dpop_proof", "aws_credential", "git_credential", "registry_credential", "status", "approval", "watch"]
+    static let operations = [
+        "token", "dpop_proof", "aws_credential", "git_credential", "registry_credential", "status", "approval", "watch",
+    ]
 
     /// Whether a forwarded host may ask this at all: approvals and the screen's watch are for this
     /// machine's own commands.

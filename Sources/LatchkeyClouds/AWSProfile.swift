@@ -1,8 +1,8 @@
 public import Foundation
 public import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeyProviders
 import LatchkeySupport
+public import LatchkeyVault
 
 /// A profile of the AWS config file whose `credential_process` runs `latchkey aws-credential`:
 /// what `latchkey aws-config` prints or adds.

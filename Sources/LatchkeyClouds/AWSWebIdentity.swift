@@ -1,8 +1,8 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeyProviders
 import LatchkeySupport
+public import LatchkeyVault
 
 /// One `AssumeRoleWithWebIdentity` call, its options resolved (`AWSRoleOptions.request`).
 public struct AWSRoleRequest: Sendable, Equatable {

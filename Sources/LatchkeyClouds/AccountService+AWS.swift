@@ -1,12 +1,12 @@
 public import Foundation
-public import LatchkeyEssentials
-import LatchkeyBrokerWire
-public import LatchkeyVault
-package import LatchkeyProviders
 public import LatchkeyAccounts
-import LatchkeySupport
-import LatchkeyOAuth
+import LatchkeyBrokerWire
+public import LatchkeyEssentials
 import LatchkeyKeystore
+import LatchkeyOAuth
+package import LatchkeyProviders
+import LatchkeySupport
+public import LatchkeyVault
 
 /// `latchkey aws-credential`'s options, before the provider file's defaults and the environment
 /// fill them in.

@@ -1,9 +1,9 @@
 public import Foundation
-import LatchkeyEssentials
 import LatchkeyBrokerWire
-public import LatchkeyVault
-import LatchkeySupport
+import LatchkeyEssentials
 import LatchkeyOAuth
+import LatchkeySupport
+public import LatchkeyVault
 
 /// Google's executable-sourced `external_account` credentials (workload and workforce identity
 /// federation, AIP-4117): the configuration `gcp-config` writes for `gcloud` and the client

@@ -1,7 +1,7 @@
 import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeyProviders
+public import LatchkeyVault
 
 /// One run of a Docker credential helper (docs/kubernetes-and-registries.md, "Container
 /// registries"): the client runs `docker-credential-NAME ACTION` and writes the request on stdin.

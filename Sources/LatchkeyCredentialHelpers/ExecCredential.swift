@@ -1,7 +1,7 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// The `apiVersion`s of the client-go credential plugin exchange Latchkey speaks
 /// (docs/kubernetes-and-registries.md, "kubectl"): the answer carries the version kubectl asked

@@ -1,6 +1,6 @@
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeyProviders
+public import LatchkeyVault
 
 /// The answer to git's `get`: `username=…` and `password=<access token>` (git-credential(1)).
 public struct GitCredential: Sendable, Equatable {

@@ -1,7 +1,7 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 #if canImport(Glibc)
     import Glibc

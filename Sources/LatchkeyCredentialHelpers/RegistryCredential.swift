@@ -1,6 +1,6 @@
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeyProviders
+public import LatchkeyVault
 
 /// The answer to a credential helper's `get`: `{"ServerURL", "Username", "Secret"}`
 /// (docs/kubernetes-and-registries.md). A `Username` of `<token>` makes `Secret` an identity

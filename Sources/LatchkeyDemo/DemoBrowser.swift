@@ -1,6 +1,6 @@
 public import Foundation
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// Plays the person in a browser for the demo OpenID provider: opens the authorization URL,
 /// fills in the login form as the demo user, submits it and follows the redirect back to

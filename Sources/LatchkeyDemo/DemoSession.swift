@@ -1,12 +1,12 @@
 import DemoOpenIDProvider
 public import Foundation
 import IdentityToolkitEmulator
+public import LatchkeyBroker
 import LatchkeyEssentials
+import LatchkeyKeystore
+import LatchkeySupport
 public import LatchkeyVault
 import Synchronization
-public import LatchkeyBroker
-import LatchkeySupport
-import LatchkeyKeystore
 
 #if canImport(Glibc)
     import Glibc

@@ -1,11 +1,11 @@
 import Foundation
-import LatchkeyEssentials
-public import LatchkeyVault
-public import LatchkeyKeystore
-public import LatchkeyProviders
-public import LatchkeyOAuth
-public import LatchkeySupport
 public import LatchkeyBroker
+import LatchkeyEssentials
+public import LatchkeyKeystore
+public import LatchkeyOAuth
+public import LatchkeyProviders
+public import LatchkeySupport
+public import LatchkeyVault
 
 /// `latchkey doctor`: everything a sign-in depends on, checked without signing in, one finding
 /// per line, each saying what was found and what to do about it.
@@ -170,7 +170,8 @@ public struct Diagnosis: Sendable {
         var findings = composition.catalog.providers.map { provider in
             Finding(
                 .ok, "forwarded hosts",
-                "\(provider.name): " + ForwardedReach.explanation(of: provider, forward: provider.sharing.forward ?? false, source: .providerFile))
+                "\(provider.name): "
+                    + ForwardedReach.explanation(of: provider, forward: provider.sharing.forward ?? false, source: .providerFile))
         }
         for account in settings.accounts {
             guard let forward = account.sharing.forward, let provider = try? composition.catalog.provider(named: account.selector.provider)
@@ -178,7 +179,8 @@ public struct Diagnosis: Sendable {
             findings.append(
                 Finding(
                     .ok, "forwarded hosts",
-                    ForwardedReach.explanation(of: provider, forward: forward, source: .accountsTable(selector: account.selector.description))))
+                    ForwardedReach.explanation(
+                        of: provider, forward: forward, source: .accountsTable(selector: account.selector.description))))
         }
         return findings
     }

@@ -1,7 +1,7 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeySupport
+public import LatchkeyVault
 
 /// Where account records live. Every token Latchkey holds goes through one of these.
 ///

@@ -1,8 +1,8 @@
 import CLatchkeySys
 import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// Supplies the vault passphrase when the key is not already at hand.
 public protocol PassphraseProvider: Sendable {

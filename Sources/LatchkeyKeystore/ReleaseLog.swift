@@ -1,9 +1,9 @@
 import CLatchkeySys
 public import Foundation
 import LatchkeyEssentials
+import LatchkeySupport
 import LatchkeyVault
 import Synchronization
-import LatchkeySupport
 
 /// `$XDG_STATE_HOME/latchkey/agent.log`: every token the agent released or refused, one JSON
 /// object per line (time, account, requester, local or forwarded, outcome), never a token.

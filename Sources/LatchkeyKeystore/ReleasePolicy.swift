@@ -1,8 +1,8 @@
 public import Foundation
 import LatchkeyEssentials
+package import LatchkeyProviders
 public import LatchkeyVault
 import Synchronization
-package import LatchkeyProviders
 
 /// Which accounts release a token only once a person agrees (`confirm = true`), and how long a
 /// release waits for that: config.toml's `[accounts]` over the provider files, `[agent]

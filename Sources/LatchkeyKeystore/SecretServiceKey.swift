@@ -1,8 +1,8 @@
 import CLatchkeySecret
 import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// The `secret-service` keystore's key: a random 256-bit secret kept by the desktop Secret
 /// Service (GNOME Keyring, KWallet, KeePassXC) instead of a passphrase.

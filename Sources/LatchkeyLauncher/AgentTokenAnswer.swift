@@ -42,7 +42,8 @@ public enum AgentTokenAnswer {
     ) -> Outcome {
         let request = AWSCredentialRequest(
             selector: selector.description, options: options, minimumLifetime: minimumLifetime,
-            environment: AWSRoleOptions.environment { getenv($0).map { String(cString: $0) } }, workingDirectory: PhysicalDirectory.current())
+            environment: AWSRoleOptions.environment { getenv($0).map { String(cString: $0) } },
+            workingDirectory: PhysicalDirectory.current())
         return answer(.awsCredential(request), endpoint: endpoint) { answer in
             guard case .awsCredential(let release) = answer, let text = try? ReportJSON.text(of: AWSProcessCredential(release)) else {
                 return nil

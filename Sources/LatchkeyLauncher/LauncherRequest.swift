@@ -56,7 +56,8 @@ public enum LauncherRequest: Equatable, Sendable {
                 duration = seconds
             }
             let options = AWSRoleOptions(
-                roleARN: given["--role-arn"], duration: duration, sessionName: given["--session-name"], stsEndpoint: given["--sts-endpoint"])
+                roleARN: given["--role-arn"], duration: duration, sessionName: given["--session-name"], stsEndpoint: given["--sts-endpoint"]
+            )
             self = .awsCredential(AccountSelector(parsing: selector), options: options, minimumLifetime: seconds)
         default:
             return nil

@@ -1,7 +1,7 @@
 public import FoundationEssentials
+import LatchkeyBrokerWire
 import LatchkeyEssentials
 package import LatchkeyVault
-import LatchkeyBrokerWire
 
 #if canImport(Glibc)
     import Glibc

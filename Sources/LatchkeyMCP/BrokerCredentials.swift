@@ -54,7 +54,9 @@ public struct BrokerCredentials: MCPProxyCredentials {
     /// The `ath` of the access token in the `Authorization` header a server refused.
     static func refusedTokenHash(_ headers: [(String, String)]) -> String? {
         headers.first { $0.0 == "Authorization" }.flatMap { header in
-            ["Bearer ", "DPoP "].first { header.1.hasPrefix($0) }.map { DPoPKey.accessTokenHash(Secret(String(header.1.dropFirst($0.count)))) }
+            ["Bearer ", "DPoP "].first { header.1.hasPrefix($0) }.map {
+                DPoPKey.accessTokenHash(Secret(String(header.1.dropFirst($0.count))))
+            }
         }
     }
 

@@ -1,8 +1,8 @@
 public import Foundation
 import LatchkeyEssentials
+public import LatchkeySupport
 import LatchkeyVault
 import Synchronization
-public import LatchkeySupport
 
 /// Where `MCPProxy` gets the headers that authorize its requests: the account's token, as
 /// `latchkey token` gets it, and a DPoP proof for a bound one.
@@ -147,7 +147,7 @@ public final class MCPProxy: Sendable {
             let authorization: [(String, String)]
             do {
                 authorization = try await credentials.authorization(method: "POST", url: url, refused: refused, nonce: nonce)
-            } catch where refused != nil {
+            } catch  where refused != nil {
                 // The server refused the token and the broker gives no other now (it refreshed
                 // the account moments ago): this request is answered, the proxy goes on.
                 try Task.checkCancellation()

@@ -1,7 +1,7 @@
 import Foundation
 import LatchkeyEssentials
-import LatchkeyVault
 import LatchkeySupport
+import LatchkeyVault
 
 /// Who signed in at a plain OAuth 2.0 server that names no account: no ID token and no
 /// `userinfo_endpoint` (an MCP server's authorization server, RFC 8414 only). The account still

@@ -1,9 +1,9 @@
 import Foundation
 import LatchkeyEssentials
+import LatchkeyProviders
+import LatchkeySupport
 public import LatchkeyVault
 import LoopbackHTTP
-import LatchkeySupport
-import LatchkeyProviders
 
 /// The request that reached the redirect URI: what the loopback listener saw, or what was pasted.
 public struct RedirectRequest: Sendable {

@@ -1,8 +1,8 @@
 import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeyProviders
 import LatchkeySupport
+public import LatchkeyVault
 
 /// Machine identities (RFC 6749 §4.4): a provider file with `grant = "client_credentials"` signs
 /// in as its own client, with the secret in `client_secret_file` or a `private_key_jwt` assertion

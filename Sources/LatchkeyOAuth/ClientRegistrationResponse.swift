@@ -1,7 +1,7 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeySupport
+public import LatchkeyVault
 
 /// The registration endpoint's answer (RFC 7591 §3.2.1) as far as Latchkey uses it, with what
 /// says whether the server registered the public client it was asked for.

@@ -1,6 +1,6 @@
 public import Foundation
-public import LatchkeyVault
 public import LatchkeySupport
+public import LatchkeyVault
 
 /// A device authorization response (RFC 8628 §3.2): what the person must type, and where.
 public struct DeviceAuthorization: Sendable {

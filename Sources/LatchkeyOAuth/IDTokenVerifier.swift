@@ -1,7 +1,7 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// The claims Latchkey keeps from a verified ID token.
 public struct IDTokenClaims: Sendable, Equatable {

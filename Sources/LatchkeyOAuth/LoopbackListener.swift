@@ -1,8 +1,8 @@
 import Foundation
+public import LatchkeyProviders
 public import LatchkeyVault
 import LoopbackHTTP
 import Synchronization
-public import LatchkeyProviders
 
 /// The loopback redirect listener (RFC 8252 §7.3): bound before the browser opens, on 127.0.0.1
 /// and/or [::1] at one port, for one provider's exact redirect path.

@@ -1,8 +1,8 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeyProviders
 import LatchkeySupport
+public import LatchkeyVault
 
 // MARK: - Dynamic client registration
 

@@ -1,7 +1,7 @@
 public import Foundation
-public import LatchkeyVault
-public import LatchkeySupport
 public import LatchkeyProviders
+public import LatchkeySupport
+public import LatchkeyVault
 
 /// The OAuth 2.0 and OpenID Connect protocol against one provider's endpoints: discovery, code
 /// exchange, ID token and userinfo checks, refresh, revocation and the device grant. It stores
@@ -361,7 +361,9 @@ extension OAuthEngine {
     public func startDeviceAuthorization(provider: OAuthProvider, metadata: ServerMetadata) async throws -> DeviceAuthorization {
         guard let endpoint = metadata.deviceAuthorizationEndpoint else { throw DeviceFlowError.unsupported(provider: provider.name) }
         let response = try await transport.send(
-            .form(endpoint, [("scope", provider.scopes.joined(separator: " "))] + Self.resourceParameters(provider) + clientAuthentication(provider)))
+            .form(
+                endpoint,
+                [("scope", provider.scopes.joined(separator: " "))] + Self.resourceParameters(provider) + clientAuthentication(provider)))
         return try DeviceAuthorization.parse(response)
     }
 

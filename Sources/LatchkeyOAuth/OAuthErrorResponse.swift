@@ -1,7 +1,7 @@
 import Foundation
 import LatchkeyEssentials
-import LatchkeyVault
 import LatchkeySupport
+import LatchkeyVault
 
 /// An OAuth error as the server sent it (RFC 6749 §4.1.2.1 and §5.2), kept whole so unknown
 /// codes survive; every text field is sanitised when shown because the server controls it.

@@ -1,7 +1,7 @@
 public import Foundation
-public import LatchkeyVault
 public import LatchkeyProviders
 import LatchkeySupport
+public import LatchkeyVault
 
 /// One authorization request in flight, bound to everything its response must match.
 ///

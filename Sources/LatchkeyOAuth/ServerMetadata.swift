@@ -1,8 +1,8 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeyProviders
 import LatchkeySupport
+public import LatchkeyVault
 
 /// The endpoints and promises of one authorization server, from discovery (OIDC Discovery §3,
 /// RFC 8414 §2) with the provider file's explicit endpoints laid over it.

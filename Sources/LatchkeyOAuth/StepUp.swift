@@ -1,7 +1,7 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// A stronger or fresher authentication asked for with `--acr` and `--max-age` (OIDC Core
 /// §3.1.2.1 `acr_values`, `max_age`): sent with the authorization request, and checked against

@@ -1,6 +1,6 @@
 import Foundation
-public import LatchkeyVault
 public import LatchkeySupport
+public import LatchkeyVault
 
 /// A successful token response (RFC 6749 §5.1), from the authorization-code, refresh or device grant.
 public struct TokenResponse: Sendable {

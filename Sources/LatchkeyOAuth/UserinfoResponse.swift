@@ -1,4 +1,5 @@
 import LatchkeySupport
+
 /// A userinfo answer (OIDC Core §5.3.2), or what a plain OAuth 2.0 API answers about the signed-in
 /// person (GitHub's `/user`). The members that name the account are configurable
 /// (`account_id_field`, `account_name_field`), so they are kept by name.

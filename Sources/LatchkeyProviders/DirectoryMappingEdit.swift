@@ -1,7 +1,7 @@
 import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// Sets, in config.toml, which account a provider means in one directory (the screen's `m`): the
 /// line `provider = "account"` in the `[directories."PATH"]` table, replaced when there and
@@ -70,7 +70,8 @@ public enum DirectoryMappingError: LatchkeyError, Equatable {
     public var description: String {
         switch self {
         case .notAMapping(let provider, let account, let directory):
-            return "cannot map \(TerminalText.sanitized(provider, maxLength: 100)) to \(TerminalText.sanitized(account, maxLength: 100)) in \(TerminalText.sanitized(directory, maxLength: 300)): not a provider, account and directory"
+            return
+                "cannot map \(TerminalText.sanitized(provider, maxLength: 100)) to \(TerminalText.sanitized(account, maxLength: 100)) in \(TerminalText.sanitized(directory, maxLength: 300)): not a provider, account and directory"
         case .unreadable(let path, let problem):
             return "\(path) \(problem)"
         }

@@ -1,8 +1,8 @@
 import Foundation
 import LatchkeyEssentials
+import LatchkeySupport
 public import LatchkeyVault
 import TOMLKit
-import LatchkeySupport
 
 /// `$XDG_CONFIG_HOME/latchkey/config.toml`: settings that are not about one provider.
 public struct LatchkeyConfiguration: Sendable, Equatable {

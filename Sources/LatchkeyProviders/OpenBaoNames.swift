@@ -1,6 +1,6 @@
 public import Foundation
-import LatchkeySupport
 import LatchkeyEssentials
+import LatchkeySupport
 public import LatchkeyVault
 
 /// What OpenBao takes as an address, a mount, a path and a role, checked where a person wrote

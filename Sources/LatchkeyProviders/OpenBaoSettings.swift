@@ -1,7 +1,7 @@
 public import Foundation
+import LatchkeySupport
 public import LatchkeyVault
 import TOMLKit
-import LatchkeySupport
 
 /// `[openbao]` in config.toml: the OpenBao cluster that is to keep the accounts (a KV version 2
 /// engine at `mount`, one secret per account under `path`) and how Latchkey logs in there.

@@ -1,7 +1,7 @@
 import Foundation
 package import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// Every provider found in the providers.d directories, with every error found on the way.
 ///

@@ -1,8 +1,8 @@
 import Foundation
 import LatchkeyEssentials
+import LatchkeySupport
 import LatchkeyVault
 import TOMLKit
-import LatchkeySupport
 
 /// Reads one provider file: TOML in, a `Provider` or every error found in it out.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// The provider files Latchkey ships (providers.d/ in the source tree, installed in
 /// `PREFIX/share/latchkey/providers.d`): templates to copy into a providers.d directory and

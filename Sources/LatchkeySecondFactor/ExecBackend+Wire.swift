@@ -1,4 +1,5 @@
 import LatchkeySupport
+
 /// The lines of latchkey-mfa-plugin(7): one request object written to the program, one answer
 /// object read back.
 extension ExecBackend {

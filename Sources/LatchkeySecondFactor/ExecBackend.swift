@@ -1,7 +1,7 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 import LatchkeySupport
+public import LatchkeyVault
 
 /// A second-factor backend run by an external program (`mfa_backend = "exec:/path"`).
 ///

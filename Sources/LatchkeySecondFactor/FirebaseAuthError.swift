@@ -1,7 +1,7 @@
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeyOAuth
 public import LatchkeySupport
+public import LatchkeyVault
 
 /// Why a call to a firebase provider's sign-in backend failed (the Identity Toolkit or an exec
 /// plugin: first factor, second factor, enrollment or refresh), and what the person can do about it.

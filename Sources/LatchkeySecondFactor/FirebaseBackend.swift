@@ -1,7 +1,7 @@
 import Foundation
-public import LatchkeyVault
 public import LatchkeyProviders
 public import LatchkeySupport
+public import LatchkeyVault
 
 /// The Firebase Authentication / Identity Platform REST backend (docs/firebase-mfa-protocol.md §0, §1).
 ///

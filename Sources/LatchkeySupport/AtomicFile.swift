@@ -20,7 +20,8 @@ public enum FileError: LatchkeyError, Equatable {
         case .refused(.unsafeDirectory(let directory, _, let owner?), _):
             return "\(directory) belongs to another user (uid \(owner)), who could replace files in it; use a directory of your own"
         case .refused(.unsafeDirectory(let directory, let mode, nil), _):
-            return "\(directory) can be written by other users (mode \(String(mode, radix: 8))), who could replace files in it; run `chmod 700 \(directory)`, then retry"
+            return
+                "\(directory) can be written by other users (mode \(String(mode, radix: 8))), who could replace files in it; run `chmod 700 \(directory)`, then retry"
         case .refused(.accessibleByOthers(let mode), let path):
             return "\(path) is accessible by other users (mode \(String(mode, radix: 8))); run `chmod 600 \(path)`, then retry"
         case .refused(.ownedByAnotherUser(let owner), let path):

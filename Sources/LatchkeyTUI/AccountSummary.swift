@@ -1,6 +1,6 @@
 public import Foundation
-public import LatchkeyVault
 public import LatchkeyProviders
+public import LatchkeyVault
 
 /// One account as the screen knows it: who, where and until when. Never a token.
 public struct AccountSummary: Sendable, Equatable {

@@ -1,13 +1,12 @@
 import Foundation
+import LatchkeyAccounts
 import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyBrokerWire
-import LatchkeyVault
-import LatchkeyAccounts
-import LatchkeyProviders
-import LatchkeySupport
 import LatchkeyKeystore
 import LatchkeyOAuth
+import LatchkeyProviders
+import LatchkeySupport
+import LatchkeyVault
 
 /// Does the work `AppState` asks for. Network and keystore work runs in detached tasks (never on
 /// the terminal's thread, which is busy in the loop) and reports back through the inbox.

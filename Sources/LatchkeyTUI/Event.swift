@@ -1,8 +1,8 @@
 public import Foundation
 public import LatchkeyBrokerWire
-public import LatchkeyVault
-public import LatchkeySecondFactor
 public import LatchkeyProviders
+public import LatchkeySecondFactor
+public import LatchkeyVault
 
 /// Something that happened: a key, the clock, the terminal, or async work finishing.
 ///

@@ -1,6 +1,6 @@
 import Foundation
-import LatchkeyVault
 import LatchkeySecondFactor
+import LatchkeyVault
 
 /// The sign-in screens: browser, paste, device code, and the firebase forms.
 /// The sign-in screen, one drawing per step: browser, paste, device code, the SSH chooser and

@@ -1,9 +1,9 @@
 import CNcursesw
 import Foundation
-import Synchronization
 public import LatchkeyAccounts
-import LatchkeySupport
 import LatchkeyProviders
+import LatchkeySupport
+import Synchronization
 
 /// A signal that asked the screen to close, recorded by its handler and acted on by the loop.
 private let pendingSignal = Atomic<Int32>(0)

@@ -1,7 +1,7 @@
 public import Foundation
-public import LatchkeyProviders
-public import LatchkeyOAuth
 public import LatchkeyAccounts
+public import LatchkeyOAuth
+public import LatchkeyProviders
 public import LatchkeySecondFactor
 
 /// The screen's side of every sign-in and phone enrollment: each call becomes one

@@ -1,7 +1,7 @@
 public import Foundation
-public import LatchkeyVault
 public import LatchkeyProviders
 public import LatchkeySecondFactor
+public import LatchkeyVault
 
 /// The screen of a sign-in or a phone enrollment started from the list: one step per step of
 /// `SignInFlow` that the person sees or answers, set from `SignInProgress` and answered with

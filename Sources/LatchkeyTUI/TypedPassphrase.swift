@@ -1,6 +1,6 @@
+public import LatchkeyKeystore
 public import LatchkeyVault
 import Synchronization
-public import LatchkeyKeystore
 
 /// The vault passphrase as typed into the screen's prompt; until then, the vault stays locked.
 public final class TypedPassphrase: PassphraseProvider {

@@ -368,7 +368,9 @@ private struct Connection {
 
     /// Answers a request that cannot be served, and the connection ends.
     private func refuse(_ status: Int, _ text: String) {
-        _ = send(LoopbackHTTPResponse(status: status, headers: [("Content-Type", "text/plain")], body: Array((text + "\n").utf8)), keepAlive: false)
+        _ = send(
+            LoopbackHTTPResponse(status: status, headers: [("Content-Type", "text/plain")], body: Array((text + "\n").utf8)),
+            keepAlive: false)
     }
 
     /// The reason phrase of the statuses the servers here send.

@@ -2,8 +2,8 @@ import ArgumentParser
 import CLatchkeySys
 import Foundation
 import LatchkeyEssentials
-import LatchkeyVault
 import LatchkeySupport
+import LatchkeyVault
 
 /// `latchkey`: parses the command line and hands each command to the core. Nothing else lives here.
 @main

@@ -16,9 +16,9 @@
 // The passphrase comes from LATCHKEY_PASSPHRASE_FILE; the key is cached in the kernel keyring.
 import CLatchkeySys
 import Foundation
-import LatchkeyVault
-import LatchkeyKeystore
 import LatchkeyBroker
+import LatchkeyKeystore
+import LatchkeyVault
 
 @main
 struct VaultStress {

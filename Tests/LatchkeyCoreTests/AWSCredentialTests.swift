@@ -1,17 +1,17 @@
 import Foundation
+import LatchkeyEssentials
 import LatchkeyLauncher
 import LatchkeyTestSupport
 import Testing
-import LatchkeyEssentials
 
-@testable import LatchkeyVault
-@testable import LatchkeyClouds
 @testable import LatchkeyAccounts
-@testable import LatchkeyProviders
-@testable import LatchkeySupport
-@testable import LatchkeyBrokerWire
-@testable import LatchkeySecondFactor
 @testable import LatchkeyBroker
+@testable import LatchkeyBrokerWire
+@testable import LatchkeyClouds
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// `latchkey aws-credential`: STS `AssumeRoleWithWebIdentity` with the account's ID token, its
 /// answer read strictly, the credentials kept with the account until five minutes before they

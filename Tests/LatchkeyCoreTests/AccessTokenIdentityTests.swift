@@ -2,12 +2,12 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyProviders
-@testable import LatchkeySupport
-@testable import LatchkeyOAuth
-@testable import LatchkeySecondFactor
 @testable import LatchkeyAccounts
+@testable import LatchkeyOAuth
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// A plain OAuth 2.0 server with no userinfo endpoint (an MCP server's authorization server)
 /// still gives an account with a stable identity, from the access token as far as it says.

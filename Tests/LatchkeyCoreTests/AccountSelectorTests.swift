@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyKeystore
+@testable import LatchkeyVault
 
 @Suite("PROVIDER[:ACCOUNT] selectors")
 struct AccountSelectorTests {

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyProviders
+@testable import LatchkeyVault
 
 @Suite("forward and confirm: per account in config.toml, per provider in its file")
 struct AccountSharingTests {

@@ -3,13 +3,13 @@ import LatchkeyBrokerWire
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
+@testable import LatchkeyAccounts
+@testable import LatchkeyBroker
+@testable import LatchkeyKeystore
 @testable import LatchkeyOAuth
 @testable import LatchkeyProviders
-@testable import LatchkeyBroker
 @testable import LatchkeySecondFactor
-@testable import LatchkeyAccounts
-@testable import LatchkeyKeystore
+@testable import LatchkeyVault
 
 /// The agent's `dpop-proof` judge, part by part: what a request must be before any account is
 /// chosen, which URL a forwarded host may have proofs for, that the release rule refuses the

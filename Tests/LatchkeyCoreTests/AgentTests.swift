@@ -85,7 +85,8 @@ struct AgentTests {
         } catch let refusal as BrokerRefusal {
             #expect(refusal.category == .keystore && refusal.message.contains("forwarded"), "\(refusal.message)")
         }
-        let watch = try #require(Self.refusal(try await Self.answer(toRawLine: #"{"v":2,"client":{},"watch":{}}"#, at: bench.forwardSocket)))
+        let watch = try #require(
+            Self.refusal(try await Self.answer(toRawLine: #"{"v":2,"client":{},"watch":{}}"#, at: bench.forwardSocket)))
         #expect(watch.message.contains("forwarded"), "\(watch.message)")
         await bench.close()
     }

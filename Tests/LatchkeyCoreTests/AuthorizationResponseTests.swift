@@ -2,10 +2,10 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyOAuth
 @testable import LatchkeyProviders
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 @Suite("Authorization responses (RFC 6749 §4.1.2, RFC 9207, RFC 8252 §8.10)")
 struct AuthorizationResponseTests {

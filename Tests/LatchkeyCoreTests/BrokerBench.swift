@@ -1,9 +1,9 @@
 import Foundation
+import LatchkeySecondFactor
+import LatchkeySupport
 import LatchkeyTestSupport
 
 @testable import LatchkeyAccounts
-import LatchkeySecondFactor
-import LatchkeySupport
 @testable import LatchkeyBroker
 @testable import LatchkeyBrokerWire
 @testable import LatchkeyOAuth
@@ -107,9 +107,10 @@ final class BrokerBench {
         case .throughAgent:
             try await startAgent()
             // Nothing to fall back on: a failure to reach the agent is the test's failure.
-            let unreachable = LocalBroker.atCommand(AccountService(
-                catalog: ProviderCatalog(providers: [], errors: []), keystore: InMemoryKeystore(),
-                engine: OAuthEngine(transport: RecordingTransport()), browser: FakeBrowser()))
+            let unreachable = LocalBroker.atCommand(
+                AccountService(
+                    catalog: ProviderCatalog(providers: [], errors: []), keystore: InMemoryKeystore(),
+                    engine: OAuthEngine(transport: RecordingTransport()), browser: FakeBrowser()))
             return AgentBroker(
                 endpoint: AgentSocket.Endpoint(path: door == .local ? localSocket : forwardSocket, isExplicit: true),
                 local: unreachable, localVault: nil, hasTerminal: { false }, say: { _ in })

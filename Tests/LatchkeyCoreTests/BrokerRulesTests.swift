@@ -89,7 +89,9 @@ struct BrokerRulesTests {
         Rule(
             name: "a forwarded host gets no ID token of an account whose provider file names AWS roles",
             door: .forwarded, providerLines: awsAccount,
-            steps: { broker, _ in try await broker.token(TokenRequest(selector: "corp", tokens: .id)).idToken == nil ? "none" : "an ID token" },
+            steps: { broker, _ in
+                try await broker.token(TokenRequest(selector: "corp", tokens: .id)).idToken == nil ? "none" : "an ID token"
+            },
             expected: .refused(.keystore, saying: "forward_id_token = true")),
         Rule(
             name: "nor the access token aws_web_identity_token names",
@@ -99,12 +101,16 @@ struct BrokerRulesTests {
         Rule(
             name: "forward_id_token = true releases it all the same",
             door: .forwarded, providerLines: awsAccount + "\nforward_id_token = true",
-            steps: { broker, _ in try await broker.token(TokenRequest(selector: "corp", tokens: .id)).idToken == nil ? "none" : "an ID token" },
+            steps: { broker, _ in
+                try await broker.token(TokenRequest(selector: "corp", tokens: .id)).idToken == nil ? "none" : "an ID token"
+            },
             expected: .released("an ID token")),
         Rule(
             name: "a program on this machine gets the ID token of such an account",
             door: .local, providerLines: awsAccount,
-            steps: { broker, _ in try await broker.token(TokenRequest(selector: "corp", tokens: .id)).idToken == nil ? "none" : "an ID token" },
+            steps: { broker, _ in
+                try await broker.token(TokenRequest(selector: "corp", tokens: .id)).idToken == nil ? "none" : "an ID token"
+            },
             expected: .released("an ID token")),
         Rule(
             name: "a forwarded host gets AWS credentials only for a role the provider file lists",
@@ -152,7 +158,9 @@ struct BrokerRulesTests {
         Rule(
             name: "a negative min_ttl is a malformed request",
             door: .local,
-            steps: { broker, _ in try await broker.token(TokenRequest(selector: "corp", minimumLifetime: -1)).accessToken == nil ? "none" : "a token" },
+            steps: { broker, _ in
+                try await broker.token(TokenRequest(selector: "corp", minimumLifetime: -1)).accessToken == nil ? "none" : "a token"
+            },
             expected: .refused(.usage, saying: "min_ttl must not be negative")),
         Rule(
             name: "git gets no credential for a host no provider file lists",

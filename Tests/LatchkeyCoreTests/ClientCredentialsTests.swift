@@ -4,13 +4,13 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeySupport
-@testable import LatchkeyProviders
-@testable import LatchkeyOAuth
-@testable import LatchkeyKeystore
-@testable import LatchkeySecondFactor
 @testable import LatchkeyAccounts
+@testable import LatchkeyKeystore
+@testable import LatchkeyOAuth
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// Machine identities (RFC 6749 §4.4): the secret file's checks (shared with
 /// `LATCHKEY_PASSPHRASE_FILE`), the grant's request, and `private_key_jwt` assertions (RFC 7523).

@@ -2,13 +2,13 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyProviders
-@testable import LatchkeyOAuth
-@testable import LatchkeySupport
 @testable import LatchkeyAccounts
 @testable import LatchkeyKeystore
+@testable import LatchkeyOAuth
+@testable import LatchkeyProviders
 @testable import LatchkeySecondFactor
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// Dynamic client registration (RFC 7591) and its deletion (RFC 7592) through the sign-in flow,
 /// against the in-memory server behind a recording transport.

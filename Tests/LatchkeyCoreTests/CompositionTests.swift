@@ -1,9 +1,9 @@
 import Foundation
 import Testing
+
+@testable import LatchkeyAccounts
 @testable import LatchkeyBroker
 @testable import LatchkeyProviders
-@testable import LatchkeyAccounts
-
 
 @Suite("The composition root")
 struct CompositionTests {

@@ -2,9 +2,9 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyAccounts
 @testable import LatchkeySecondFactor
+@testable import LatchkeyVault
 
 /// `AccountService.refresh(_:if:)`: the agent's refresh for a token a server refused, judged on
 /// the account as it is under the keystore's lock, so one refusal makes one refresh.

@@ -3,10 +3,10 @@ import LatchkeyEssentials
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyDoctor
 @testable import LatchkeyKeystore
 @testable import LatchkeyProviders
+@testable import LatchkeyVault
 
 @Suite("The openbao keystore's copies are never made from a read older than theirs")
 struct CopiesVersionsTests {

@@ -2,10 +2,10 @@ import Foundation
 import LatchkeyLauncher
 import Testing
 
-@testable import LatchkeyVault
+@testable import LatchkeyBrokerWire
 @testable import LatchkeyCredentialHelpers
 @testable import LatchkeyProviders
-@testable import LatchkeyBrokerWire
+@testable import LatchkeyVault
 
 /// The Docker credential-helper protocol (docs/kubernetes-and-registries.md, "Container
 /// registries"), pinned against docker-credential-helpers' `credentials` package: actions,

@@ -3,12 +3,12 @@ import LatchkeyCrypto
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
+@testable import LatchkeyAccounts
 @testable import LatchkeyOAuth
-@testable import LatchkeySupport
 @testable import LatchkeyProviders
 @testable import LatchkeySecondFactor
-@testable import LatchkeyAccounts
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// DPoP (RFC 9449): proofs checked against the RFC's own examples, then sign-in, refresh and the
 /// nonce dance against the in-memory server.

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyOAuth
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 @Suite("Device authorization polling (RFC 8628 §3.4–3.5)")
 struct DevicePollerTests {

@@ -1,12 +1,12 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyDoctor
 @testable import LatchkeyKeystore
-@testable import LatchkeySupport
-@testable import LatchkeyProviders
 @testable import LatchkeyOAuth
+@testable import LatchkeyProviders
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 @Suite("latchkey doctor's checks")
 struct DiagnosisTests {
@@ -55,7 +55,8 @@ struct DiagnosisTests {
         #expect(findings.allSatisfy { !$0.description.contains("\n") })
     }
 
-    @Test("for each provider file and [accounts] table, what a forwarded host may ask: an AWS account's ID token held back, its roles listed")
+    @Test(
+        "for each provider file and [accounts] table, what a forwarded host may ask: an AWS account's ID token held back, its roles listed")
     func forwardedHosts() async throws {
         let root = try Self.healthy()
         defer { root.remove() }

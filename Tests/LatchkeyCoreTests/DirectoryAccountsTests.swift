@@ -4,10 +4,10 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyProviders
 @testable import LatchkeyAccounts
 @testable import LatchkeyBrokerWire
+@testable import LatchkeyProviders
+@testable import LatchkeyVault
 
 @Suite("Per-directory accounts ([directories] in config.toml)")
 struct DirectoryAccountsTests {

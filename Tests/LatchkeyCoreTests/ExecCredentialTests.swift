@@ -2,9 +2,9 @@ import Foundation
 import LatchkeyLauncher
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyCredentialHelpers
 @testable import LatchkeyBrokerWire
+@testable import LatchkeyCredentialHelpers
+@testable import LatchkeyVault
 
 /// The client-go credential plugin exchange, pinned field by field against the Kubernetes
 /// documentation's `client.authentication.k8s.io` v1 and v1beta1 types (docs/kubernetes-and-registries.md).

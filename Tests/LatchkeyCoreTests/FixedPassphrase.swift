@@ -1,5 +1,5 @@
-@testable import LatchkeyVault
 @testable import LatchkeyKeystore
+@testable import LatchkeyVault
 
 /// A passphrase provider that answers without a prompt and counts nothing: tests only need the value.
 struct FixedPassphrase: PassphraseProvider {

@@ -1,8 +1,8 @@
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyCredentialHelpers
 @testable import LatchkeyProviders
+@testable import LatchkeyVault
 
 @Suite("git credential requests (git-credential(1))")
 struct GitCredentialRequestTests {

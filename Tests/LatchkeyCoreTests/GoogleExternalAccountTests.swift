@@ -35,7 +35,8 @@ struct GoogleExternalAccountTests {
 
     @Test("a workforce pool and a service account to impersonate are written as given")
     func workforceAndImpersonation() throws {
-        let impersonation = "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/ci@p.iam.gserviceaccount.com:generateAccessToken"
+        let impersonation =
+            "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/ci@p.iam.gserviceaccount.com:generateAccessToken"
         let configuration = try Self.object(
             try GoogleExternalAccount.configuration(
                 audience: Self.workforce, command: ["/bin/latchkey", "gcp-credential"], tokenURL: "https://sts.example.com/v1/token",
@@ -71,7 +72,8 @@ struct GoogleExternalAccountTests {
     func tokenURLRefused() {
         for url in ["http://sts.example.com/v1/token", "sts.googleapis.com/v1/token", "https://sts.googleapis.com/v1/token#x"] {
             do {
-                _ = try GoogleExternalAccount.configuration(audience: Self.workload, command: ["/bin/latchkey"], tokenURL: url, impersonationURL: nil)
+                _ = try GoogleExternalAccount.configuration(
+                    audience: Self.workload, command: ["/bin/latchkey"], tokenURL: url, impersonationURL: nil)
                 Issue.record("\(url) was accepted")
             } catch {
                 guard case .invalidURL(_, let option, _) = error else {

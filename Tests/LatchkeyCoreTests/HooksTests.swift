@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyAccounts
 @testable import LatchkeyProviders
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 @Suite("Hooks in config.toml: the event on stdin, a deadline, an output cap, never a token")
 struct HooksTests {

@@ -2,9 +2,9 @@ import Foundation
 import LatchkeyCrypto
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeySupport
 @testable import LatchkeyOAuth
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 @Suite("ID token verification (OIDC Core §3.1.3.7)")
 struct IDTokenVerifierTests {

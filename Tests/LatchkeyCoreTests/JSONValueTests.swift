@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import LatchkeySupport
 
+@testable import LatchkeySupport
 
 @Suite("JSON values read without mistaking booleans for numbers")
 struct JSONValueTests {

@@ -2,10 +2,10 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyKeystore
 @testable import LatchkeyProviders
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 @Suite("keystore migrate: the merge rule and the moves")
 struct KeystoreMigrationTests {

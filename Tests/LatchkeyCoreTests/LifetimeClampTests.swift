@@ -2,12 +2,12 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeySupport
+@testable import LatchkeyAccounts
 @testable import LatchkeyOAuth
 @testable import LatchkeyProviders
-@testable import LatchkeyAccounts
 @testable import LatchkeySecondFactor
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 @Suite("Server-given lifetimes and stored dates never break arithmetic")
 struct LifetimeClampTests {

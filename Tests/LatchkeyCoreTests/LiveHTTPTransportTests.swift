@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import LatchkeySupport
 
+@testable import LatchkeySupport
 
 /// The live transport (libcurl) against real servers on loopback: a TLS server with a
 /// self-signed certificate, and raw-socket servers that misbehave on purpose.

@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import LatchkeyOAuth
 @testable import LatchkeyProviders
-
 
 @Suite("The loopback redirect listener (RFC 8252 §7.3)")
 struct LoopbackListenerTests {

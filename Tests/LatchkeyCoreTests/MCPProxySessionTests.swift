@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import LatchkeyMCP
 
+@testable import LatchkeyMCP
 
 @Suite("mcp proxy: the event stream reader (HTML Living Standard §9.2.6)")
 struct ServerSentEventParserTests {

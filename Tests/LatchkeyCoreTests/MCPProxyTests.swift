@@ -92,7 +92,8 @@ struct MCPProxyTests {
     static func run(_ messages: [String], server: Server, credentials: Credentials) async -> (lines: [String], failure: MCPProxyError?) {
         let written = Mutex<[String]>([])
         let proxy = MCPProxy(
-            url: url, credentials: credentials, transport: server, write: { line in written.withLock { $0.append(String(decoding: line, as: UTF8.self)) } },
+            url: url, credentials: credentials, transport: server,
+            write: { line in written.withLock { $0.append(String(decoding: line, as: UTF8.self)) } },
             log: { _ in })
         let (input, feed) = AsyncStream.makeStream(of: [UInt8].self)
         for message in messages { feed.yield(Array(message.utf8)) }

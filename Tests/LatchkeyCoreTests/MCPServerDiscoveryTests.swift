@@ -2,11 +2,11 @@ import Foundation
 import LatchkeyTestSupport
 import LatchkeyVault
 import Testing
-@testable import LatchkeyProviders
+
 @testable import LatchkeyMCP
 @testable import LatchkeyOAuth
+@testable import LatchkeyProviders
 @testable import LatchkeySupport
-
 
 @Suite("MCP servers: the Bearer challenge (RFC 6750 §3, RFC 9110 §11.6.1)")
 struct BearerChallengeTests {

@@ -1,14 +1,14 @@
 import Foundation
+import LatchkeyBrokerWire
 import LatchkeyTestSupport
 import Testing
-import LatchkeyBrokerWire
 
-@testable import LatchkeyVault
 @testable import LatchkeyAccounts
+@testable import LatchkeyBroker
 @testable import LatchkeyCredentialHelpers
 @testable import LatchkeyProviders
 @testable import LatchkeySecondFactor
-@testable import LatchkeyBroker
+@testable import LatchkeyVault
 
 /// `latchkey token --resource/--scope` (RFC 8707, RFC 6749 §6): narrower tokens from the
 /// account's refresh token, against the in-memory server, which rotates refresh tokens and

@@ -3,10 +3,10 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyKeystore
-@testable import LatchkeySupport
 @testable import LatchkeyProviders
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// `OpenBaoClient`: the JWT login as OpenBao's API defines it, its answer read strictly, OpenBao's
 /// errors kept as it said them, the addresses tried in order, and the names and addresses a

@@ -2,10 +2,10 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyKeystore
-@testable import LatchkeySupport
 @testable import LatchkeyProviders
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// `OpenBaoClient`'s KV version 2 reads and check-and-set writes, against OpenBao's answers as
 /// its API documents them (and as openbao_support.py's live server gives them).

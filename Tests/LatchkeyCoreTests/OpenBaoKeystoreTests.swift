@@ -3,10 +3,10 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeySupport
 @testable import LatchkeyKeystore
 @testable import LatchkeyProviders
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// The `openbao` keystore's lease and write back, against a KV version 2 engine that answers as
 /// OpenBao does (the answers of OpenBaoKVTests: versions, check-and-set refused in words, 404

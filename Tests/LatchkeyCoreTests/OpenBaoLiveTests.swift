@@ -2,10 +2,10 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyKeystore
-@testable import LatchkeySupport
 @testable import LatchkeyProviders
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 #if canImport(Glibc)
     import Glibc

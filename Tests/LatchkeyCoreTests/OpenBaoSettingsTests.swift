@@ -2,9 +2,9 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyProviders
 @testable import LatchkeyKeystore
+@testable import LatchkeyProviders
+@testable import LatchkeyVault
 
 /// config.toml's `[openbao]`: every field checked with its line, one way to log in, and the token
 /// read from a file checked as every secret file is.

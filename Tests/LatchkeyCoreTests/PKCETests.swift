@@ -1,7 +1,7 @@
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyOAuth
+@testable import LatchkeyVault
 
 @Suite("PKCE (RFC 7636)")
 struct PKCETests {

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyProviders
+@testable import LatchkeyVault
 
 @Suite("The provider catalog (providers.d directories)")
 struct ProviderCatalogTests {

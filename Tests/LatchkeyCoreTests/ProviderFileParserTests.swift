@@ -3,10 +3,10 @@ import LatchkeyCrypto
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyProviders
 @testable import LatchkeyOAuth
+@testable import LatchkeyProviders
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 @Suite("Provider files (latchkey-providers(5))")
 struct ProviderFileParserTests {

@@ -2,8 +2,8 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyProviders
+@testable import LatchkeyVault
 
 @Suite("Provider presets (share/latchkey/providers.d)")
 struct ProviderPresetsTests {

@@ -2,12 +2,12 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyProviders
-@testable import LatchkeyOAuth
-@testable import LatchkeySupport
-@testable import LatchkeySecondFactor
 @testable import LatchkeyAccounts
+@testable import LatchkeyOAuth
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// Pushed authorization requests (RFC 9126) through the sign-in flow, against the in-memory
 /// server behind a recording transport.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import LatchkeySupport
 
+@testable import LatchkeySupport
 
 @Suite("RFC 3339 timestamps from servers read without ICU")
 struct RFC3339Tests {

@@ -2,14 +2,14 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyAccounts
-@testable import LatchkeyProviders
-@testable import LatchkeyOAuth
-@testable import LatchkeyKeystore
 @testable import LatchkeyBroker
 @testable import LatchkeyBrokerWire
+@testable import LatchkeyKeystore
+@testable import LatchkeyOAuth
+@testable import LatchkeyProviders
 @testable import LatchkeySecondFactor
+@testable import LatchkeyVault
 
 /// `confirm = true` on this machine without the agent: a command hands the token on only after
 /// the person at its terminal agrees, and refuses with nobody to ask.

@@ -1,7 +1,7 @@
 import Testing
+
 @testable import LatchkeyBroker
 @testable import LatchkeyKeystore
-
 
 /// The release rule, door by door and event by event: what the agent (local and forwarded
 /// sockets) and a command without the agent do with a token request, as the `Action`s they carry

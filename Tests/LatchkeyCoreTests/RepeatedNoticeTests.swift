@@ -1,6 +1,6 @@
 import Testing
-@testable import LatchkeyBroker
 
+@testable import LatchkeyBroker
 
 /// The agent's lines about what a client can make happen as often as it likes.
 @Suite struct RepeatedNoticeTests {

@@ -1,6 +1,6 @@
 import Testing
-@testable import LatchkeyBroker
 
+@testable import LatchkeyBroker
 
 /// Which local peers the agent takes for someone forwarding its socket over SSH.
 @Suite struct RequesterTests {

@@ -33,7 +33,8 @@ struct ResourceParameterTests {
         #expect(refresh.form["grant_type"] == "refresh_token" && refresh.formValues("resource") == Self.resources)
     }
 
-    @Test("a provider file without resources, or with several (a token for all, which the sign-in granted), sends none to the token endpoint")
+    @Test(
+        "a provider file without resources, or with several (a token for all, which the sign-in granted), sends none to the token endpoint")
     func noneOrSeveral() async throws {
         var choices = ProtocolChoices()
         choices.resources = ["https://api.example.com/", "https://mail.example.com/"]

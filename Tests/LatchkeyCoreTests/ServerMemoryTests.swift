@@ -2,11 +2,11 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyOAuth
 @testable import LatchkeyAccounts
+@testable import LatchkeyOAuth
 @testable import LatchkeySecondFactor
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 #if canImport(Glibc)
     import Glibc

@@ -1,10 +1,10 @@
 import Foundation
 import LatchkeyTestSupport
 import Testing
+
 @testable import LatchkeyOAuth
 @testable import LatchkeyProviders
 @testable import LatchkeySupport
-
 
 @Suite("Server metadata: discovery and explicit endpoints (OIDC Discovery §3, RFC 8414)")
 struct ServerMetadataTests {

@@ -2,11 +2,11 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyProviders
-@testable import LatchkeySecondFactor
 @testable import LatchkeyAccounts
 @testable import LatchkeyOAuth
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
+@testable import LatchkeyVault
 
 /// `SignInFlow` as the pure state machine it is: events in, actions out, for every first-factor
 /// route and every second-factor branch.

@@ -2,13 +2,13 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyAccounts
 @testable import LatchkeyKeystore
 @testable import LatchkeyOAuth
 @testable import LatchkeyProviders
-@testable import LatchkeySupport
 @testable import LatchkeySecondFactor
+@testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// The sign-in flow, exchange, refresh, key rotation and revocation driven end to end through
 /// the seams: an in-memory authorization server, keystore and clock, no network.

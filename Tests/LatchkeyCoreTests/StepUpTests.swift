@@ -2,11 +2,11 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeySecondFactor
-@testable import LatchkeyOAuth
 @testable import LatchkeyAccounts
 @testable import LatchkeyBroker
+@testable import LatchkeyOAuth
+@testable import LatchkeySecondFactor
+@testable import LatchkeyVault
 
 /// `--acr` and `--max-age` (OIDC Core §3.1.2.1): asked for in the authorization request, checked
 /// against the new ID token, and a stored account that does not satisfy them signed in again.

@@ -2,10 +2,10 @@ import Foundation
 import LatchkeyEssentials
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyDoctor
 @testable import LatchkeyKeystore
 @testable import LatchkeyProviders
+@testable import LatchkeyVault
 
 @Suite("The fast path's token copies", .enabled(if: Diagnosis.Probes.live.kernelKeyring() == nil))
 struct TokenCopiesTests {

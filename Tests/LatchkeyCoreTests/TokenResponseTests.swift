@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeyOAuth
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 @Suite("Token responses (RFC 6749 §5)")
 struct TokenResponseTests {

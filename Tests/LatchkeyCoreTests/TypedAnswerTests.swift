@@ -1,6 +1,6 @@
 import Testing
-@testable import LatchkeyBroker
 
+@testable import LatchkeyBroker
 
 /// What a line typed on the agent's own terminal answers.
 @Suite struct TypedAnswerTests {

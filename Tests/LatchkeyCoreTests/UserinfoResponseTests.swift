@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import LatchkeyOAuth
 
+@testable import LatchkeyOAuth
 
 @Suite("Userinfo responses read through configurable member names")
 struct UserinfoResponseTests {

@@ -3,12 +3,12 @@ import LatchkeyDemo
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyOAuth
 @testable import LatchkeyAccounts
-@testable import LatchkeySecondFactor
 @testable import LatchkeyBroker
+@testable import LatchkeyOAuth
 @testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
+@testable import LatchkeyVault
 
 /// Opens authorization URLs with the demo browser, as a person would in a real one.
 struct DemoBrowserLauncher: Browser {

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyTUI
 @testable import LatchkeyProviders
+@testable import LatchkeyTUI
 
 @Suite("Adding a provider from the screen")
 struct AddProviderScreenTests {

@@ -2,10 +2,10 @@ import Foundation
 import LatchkeyBrokerWire
 import Testing
 
-@testable import LatchkeyTUI
-@testable import LatchkeyVault
 @testable import LatchkeyProviders
 @testable import LatchkeySecondFactor
+@testable import LatchkeyTUI
+@testable import LatchkeyVault
 
 @Suite("Keys and async results change the state and ask for work")
 struct AppStateTests {

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyTUI
 @testable import LatchkeySecondFactor
+@testable import LatchkeyTUI
 
 @Suite("latchkey demo on the screen: the panel and the demo browser key")
 struct DemoPanelTests {

@@ -2,11 +2,11 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyTUI
-@testable import LatchkeyVault
 @testable import LatchkeyAccounts
 @testable import LatchkeyProviders
 @testable import LatchkeySecondFactor
+@testable import LatchkeyTUI
+@testable import LatchkeyVault
 
 @Suite("The screen's effects against the core, without a network")
 struct EffectRunnerTests {

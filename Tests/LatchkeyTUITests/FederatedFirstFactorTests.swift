@@ -2,9 +2,9 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyTUI
-@testable import LatchkeySecondFactor
 @testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
+@testable import LatchkeyTUI
 
 @Suite("A firebase sign-in whose first factor is another provider's browser sign-in")
 struct FederatedFirstFactorTests {

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
+@testable import LatchkeySecondFactor
 @testable import LatchkeyTUI
 @testable import LatchkeyVault
-@testable import LatchkeySecondFactor
 
 @Suite("Firebase sign-in and phone enrollment screens")
 struct FirebaseStepsTests {

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyTUI
 import LatchkeyVault
+
 @testable import LatchkeyProviders
 
 /// Providers and accounts for the pure tests: two providers like the end-to-end ones, fake tokens.

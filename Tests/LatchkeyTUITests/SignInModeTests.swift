@@ -2,9 +2,9 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyTUI
-@testable import LatchkeyProviders
 @testable import LatchkeyAccounts
+@testable import LatchkeyProviders
+@testable import LatchkeyTUI
 
 @Suite("Device code, paste mode and the SSH chooser on the sign-in screen")
 struct SignInModeTests {

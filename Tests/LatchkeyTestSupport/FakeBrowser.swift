@@ -1,8 +1,7 @@
 public import Foundation
-import Synchronization
 public import LatchkeyOAuth
 public import LatchkeyProviders
-public import LatchkeyOAuth
+import Synchronization
 
 /// A browser that records the URLs it was sent to, and can refuse to start like a machine with none.
 public final class FakeBrowser: Browser {

@@ -1,7 +1,6 @@
 public import Foundation
+public import LatchkeySupport
 import Synchronization
-public import LatchkeySupport
-public import LatchkeySupport
 
 /// A clock that says what the test tells it, and moves only when told.
 public final class FixedClock: WallClock {

@@ -1,7 +1,7 @@
-public import LatchkeyVault
 public import Foundation
 public import LatchkeyKeystore
 public import LatchkeySupport
+public import LatchkeyVault
 
 /// A keystore held in memory: what a vault would store, without a file, a KDF or a lock file.
 public actor InMemoryKeystore: TestKeystore {

@@ -1,6 +1,5 @@
 public import Foundation
 public import LatchkeyProviders
-public import LatchkeyProviders
 
 extension Provider {
     /// An OpenID provider built by hand, so flow tests do not depend on the file parser.

@@ -1,7 +1,6 @@
 import Foundation
+public import LatchkeySupport
 import Synchronization
-public import LatchkeySupport
-public import LatchkeySupport
 
 /// An HTTP transport that answers from a script and records every request, so engine tests
 /// can say exactly what went over the wire without a network.

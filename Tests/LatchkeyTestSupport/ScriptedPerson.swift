@@ -1,11 +1,11 @@
 public import Foundation
-import LatchkeyVault
-import Synchronization
 public import LatchkeyAccounts
-public import LatchkeySecondFactor
+public import LatchkeyBroker
 public import LatchkeyOAuth
 public import LatchkeyProviders
-public import LatchkeyBroker
+public import LatchkeySecondFactor
+import LatchkeyVault
+import Synchronization
 
 /// A person following a script through any sign-in: what they type, which factor they pick, and
 /// their answer to each code prompt. Everything they were shown is logged for the assertions.

@@ -2,10 +2,10 @@ import Foundation
 import LatchkeyEssentials
 import Testing
 
-@testable import LatchkeyLauncher
-@testable import LatchkeyVault
 @testable import LatchkeyDoctor
 @testable import LatchkeyKeystore
+@testable import LatchkeyLauncher
+@testable import LatchkeyVault
 
 /// The token copies as the full command writes them (`TokenCopies`), read as the launcher reads
 /// them (`TokenFastPath`), in the real kernel keyring.
@@ -329,7 +329,8 @@ struct KeptAnswerTests {
         let ring = try KernelKeyring.replaceKeyring(description: TokenCopy.keyringDescription(vaultPath: vault), timeout: 60)
         defer { _ = KernelKeyring.removeKeyring(description: TokenCopy.keyringDescription(vaultPath: vault)) }
         let key = TokenCopy.awsAnswerKeyDescription(
-            vaultPath: vault, selector: "p", options: AWSRoleOptions(roleARN: "arn:aws:iam::1:role/r"), environment: ["AWS_REGION": "eu-west-1"])
+            vaultPath: vault, selector: "p", options: AWSRoleOptions(roleARN: "arn:aws:iam::1:role/r"),
+            environment: ["AWS_REGION": "eu-west-1"])
         let now = Int(time(nil))
         let text = Array("{\"Version\": 1}\n".utf8)
         try KernelKeyring.store(
@@ -339,7 +340,8 @@ struct KeptAnswerTests {
         #expect(TokenFastPath.answer(key: key, origin: .vault(vault), policy: "edited files", now: now) == nil, "policy files changed")
         #expect(TokenFastPath.answer(key: key, origin: .vault(vault), policy: nil, now: now) == nil, "policy files unreadable")
         let otherRegion = TokenCopy.awsAnswerKeyDescription(
-            vaultPath: vault, selector: "p", options: AWSRoleOptions(roleARN: "arn:aws:iam::1:role/r"), environment: ["AWS_REGION": "us-east-1"])
+            vaultPath: vault, selector: "p", options: AWSRoleOptions(roleARN: "arn:aws:iam::1:role/r"),
+            environment: ["AWS_REGION": "us-east-1"])
         #expect(TokenFastPath.answer(key: otherRegion, origin: .vault(vault), policy: "files", now: now) == nil)
     }
 

@@ -3,13 +3,13 @@ import IdentityToolkitEmulator
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
+@testable import LatchkeyAccounts
+@testable import LatchkeyKeystore
+@testable import LatchkeyOAuth
+@testable import LatchkeyProviders
 @testable import LatchkeySecondFactor
 @testable import LatchkeySupport
-@testable import LatchkeyProviders
-@testable import LatchkeyAccounts
-@testable import LatchkeyOAuth
-@testable import LatchkeyKeystore
+@testable import LatchkeyVault
 
 @Suite("Second-factor sign-in against the Identity Toolkit emulator on loopback")
 struct EmulatorSignInTests {

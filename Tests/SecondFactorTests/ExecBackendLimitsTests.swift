@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeySecondFactor
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// The exec plugin's documented limits, attacked the way a broken or hostile plugin would:
 /// ignoring SIGTERM, leaving a grandchild holding stdout, flooding the output, running from a

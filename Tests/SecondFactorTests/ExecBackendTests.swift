@@ -2,12 +2,12 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeySecondFactor
-@testable import LatchkeyProviders
 @testable import LatchkeyAccounts
 @testable import LatchkeyOAuth
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// The exec backend end to end with `examples/mfa-plugin/latchkey-mfa-demo`. Serialized: the
 /// plugin finds its state directory through the process environment.

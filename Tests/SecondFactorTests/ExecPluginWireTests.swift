@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import LatchkeySecondFactor
 
+@testable import LatchkeySecondFactor
 
 @Suite("The exec plugin's request and answer lines (latchkey-mfa-plugin(7))")
 struct ExecPluginWireTests {

@@ -1,9 +1,9 @@
 import Foundation
 import LatchkeyTestSupport
 import Testing
-@testable import LatchkeyProviders
-@testable import LatchkeyOAuth
 
+@testable import LatchkeyOAuth
+@testable import LatchkeyProviders
 
 @Suite("kind = \"firebase\" provider files")
 struct FirebaseProviderFileTests {

@@ -2,10 +2,10 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeySecondFactor
 @testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 @Suite("Firebase REST responses in the shapes of Google's published docs")
 struct FirebaseRESTShapeTests {

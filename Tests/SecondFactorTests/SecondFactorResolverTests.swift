@@ -1,8 +1,8 @@
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyVault
 @testable import LatchkeySecondFactor
+@testable import LatchkeyVault
 
 @Suite("The second-factor resolver as a pure state machine")
 struct SecondFactorResolverTests {

@@ -4,13 +4,13 @@ import LatchkeyTestSupport
 import Synchronization
 import Testing
 
-@testable import LatchkeyVault
-@testable import LatchkeyProviders
 @testable import LatchkeyAccounts
 @testable import LatchkeyKeystore
-@testable import LatchkeySecondFactor
 @testable import LatchkeyOAuth
+@testable import LatchkeyProviders
+@testable import LatchkeySecondFactor
 @testable import LatchkeySupport
+@testable import LatchkeyVault
 
 /// Files under `Tests/SecondFactorTests/Fixtures`.
 enum Fixture {

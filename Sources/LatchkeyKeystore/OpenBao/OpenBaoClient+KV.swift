@@ -1,6 +1,6 @@
 import Foundation
-import LatchkeyVault
 import LatchkeySupport
+import LatchkeyVault
 
 /// What a KV version 2 engine holds at one path: the latest version's number and its data, `nil`
 /// when that version is deleted or destroyed (its number still counts for check-and-set).

@@ -1,7 +1,7 @@
 public import Foundation
-public import LatchkeyVault
-public import LatchkeySupport
 import LatchkeyProviders
+public import LatchkeySupport
+public import LatchkeyVault
 
 /// OpenBao's HTTP API (Vault's: `/v1/…`, the token in `X-Vault-Token`, errors as
 /// `{"errors": […]}`) at the addresses of one cluster.

@@ -1,7 +1,7 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
 public import LatchkeyProviders
+public import LatchkeyVault
 
 /// Why OpenBao gave Latchkey nothing: a name or address refused before anything is sent, an
 /// account with no ID token, OpenBao's own refusal, no node answering, or an answer that is not

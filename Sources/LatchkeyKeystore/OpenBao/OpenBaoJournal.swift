@@ -1,8 +1,8 @@
 import CLatchkeySys
 import Foundation
 import LatchkeyEssentials
-import LatchkeyVault
 import LatchkeySupport
+import LatchkeyVault
 
 /// Records the `openbao` keystore could not write back after a provider answered (a rotated
 /// refresh token among them), kept on this machine until OpenBao takes them.

@@ -1,5 +1,5 @@
-import Synchronization
 import LatchkeySupport
+import Synchronization
 
 /// Where OpenBao's storage stood after the latest write of one piece of work (its
 /// `X-Vault-Index` response header, opaque), sent back with each later request of that work so

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyVault
-import LatchkeyClouds
-import LatchkeyProviders
 import LatchkeyAccounts
 import LatchkeyBroker
+import LatchkeyClouds
+import LatchkeyProviders
+import LatchkeyVault
 
 /// `latchkey aws-config PROVIDER[:ACCOUNT] --profile NAME`: the AWS config profile whose
 /// `credential_process` runs `aws-credential` with the same options, printed or added to the

@@ -1,12 +1,11 @@
 import ArgumentParser
 import Foundation
-import LatchkeyBrokerWire
-import LatchkeyBrokerWire
-import LatchkeyVault
-import LatchkeyClouds
-import LatchkeyProviders
 import LatchkeyBroker
+import LatchkeyBrokerWire
+import LatchkeyClouds
 import LatchkeyEssentials
+import LatchkeyProviders
+import LatchkeyVault
 
 /// The options of `aws-credential` that `aws-config` carries into the profile it writes.
 struct AWSRoleArguments: ParsableArguments {

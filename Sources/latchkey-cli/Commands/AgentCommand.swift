@@ -1,12 +1,12 @@
 import ArgumentParser
 import Foundation
+import LatchkeyBroker
 import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyVault
-import Synchronization
-import LatchkeyBroker
 import LatchkeyKeystore
 import LatchkeyProviders
+import LatchkeyVault
+import Synchronization
 
 /// The signal that ends `latchkey agent`, recorded by its handler.
 private let agentSignal = Atomic<Int32>(0)

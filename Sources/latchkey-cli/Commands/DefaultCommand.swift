@@ -1,8 +1,8 @@
 import ArgumentParser
+import LatchkeyAccounts
+import LatchkeyBroker
 import LatchkeyEssentials
 import LatchkeyVault
-import LatchkeyBroker
-import LatchkeyAccounts
 
 /// `latchkey default`: which account a bare provider name selects.
 struct DefaultCommand: AsyncParsableCommand {

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
+import LatchkeyBroker
 import LatchkeyDemo
 import LatchkeyTUI
 import LatchkeyVault
 import Synchronization
-import LatchkeyBroker
 
 /// The signal that ends `latchkey demo --no-tui`, recorded by its handler.
 private let demoSignal = Atomic<Int32>(0)

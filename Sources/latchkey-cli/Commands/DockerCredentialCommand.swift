@@ -1,12 +1,11 @@
 import ArgumentParser
 import Foundation
-import LatchkeyBrokerWire
-import LatchkeyBrokerWire
-import LatchkeyVault
-import LatchkeyCredentialHelpers
-import LatchkeyProviders
 import LatchkeyAccounts
 import LatchkeyBroker
+import LatchkeyBrokerWire
+import LatchkeyCredentialHelpers
+import LatchkeyProviders
+import LatchkeyVault
 
 /// `docker-credential-latchkey ACTION` (the launcher runs `latchkey docker-credential ACTION`
 /// under that name): the Docker credential-helper protocol over the providers' `registry_hosts`,

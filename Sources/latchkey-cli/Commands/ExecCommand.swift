@@ -1,11 +1,11 @@
 import ArgumentParser
 import CLatchkeySys
 import Foundation
+import LatchkeyAccounts
+import LatchkeyBroker
 import LatchkeyBrokerWire
 import LatchkeyEssentials
 import LatchkeyVault
-import LatchkeyAccounts
-import LatchkeyBroker
 
 /// `latchkey exec SELECTOR -- command…`: the command replaces this process with a valid token in
 /// its environment, where other users cannot read it (argv is world-readable in /proc).

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyVault
-import LatchkeyClouds
 import LatchkeyAccounts
-import LatchkeyProviders
 import LatchkeyBroker
+import LatchkeyClouds
+import LatchkeyProviders
+import LatchkeyVault
 
 /// `latchkey gcp-config PROVIDER[:ACCOUNT] --audience AUD`: the Google Cloud credential
 /// configuration whose executable source runs `gcp-credential`, printed or written to a new file.

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import LatchkeyVault
-import LatchkeyClouds
-import LatchkeyBrokerWire
 import LatchkeyBroker
+import LatchkeyBrokerWire
+import LatchkeyClouds
+import LatchkeyVault
 
 /// `latchkey gcp-credential PROVIDER[:ACCOUNT]`: the executable of a Google Cloud
 /// `external_account` credential configuration. stdout carries Google's executable response and

@@ -1,10 +1,9 @@
 import ArgumentParser
 import Foundation
-import LatchkeyBrokerWire
-import LatchkeyBrokerWire
-import LatchkeyVault
-import LatchkeyCredentialHelpers
 import LatchkeyBroker
+import LatchkeyBrokerWire
+import LatchkeyCredentialHelpers
+import LatchkeyVault
 
 /// `latchkey git-credential get|store|erase`: git's credential helper protocol
 /// (gitcredentials(7)) over the providers' `git_hosts`.

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyVault
-import LatchkeyProviders
 import LatchkeyBroker
 import LatchkeyKeystore
+import LatchkeyProviders
 import LatchkeySupport
+import LatchkeyVault
 
 /// `latchkey keystore`: what concerns the keystore as a whole.
 struct KeystoreCommand: AsyncParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import LatchkeyVault
 import LatchkeyCredentialHelpers
+import LatchkeyVault
 
 /// `latchkey kubeconfig SELECTOR --cluster NAME [--write]`: the kubeconfig entries that have
 /// kubectl ask `latchkey kubectl-credential` for the cluster's token.

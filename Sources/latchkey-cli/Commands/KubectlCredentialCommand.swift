@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import LatchkeyBrokerWire
-import LatchkeyVault
-import LatchkeyCredentialHelpers
 import LatchkeyBroker
+import LatchkeyBrokerWire
+import LatchkeyCredentialHelpers
+import LatchkeyVault
 
 /// `latchkey kubectl-credential SELECTOR`: a client-go credential plugin, run by kubectl from a
 /// kubeconfig user's `exec` (`latchkey kubeconfig` writes one). stdout carries the

@@ -1,11 +1,11 @@
 import ArgumentParser
-import LatchkeyEssentials
-import LatchkeyVault
-import LatchkeyProviders
-import LatchkeySecondFactor
 import LatchkeyAccounts
 import LatchkeyBroker
+import LatchkeyEssentials
 import LatchkeyOAuth
+import LatchkeyProviders
+import LatchkeySecondFactor
+import LatchkeyVault
 
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -44,7 +44,8 @@ struct LoginCommand: AsyncParsableCommand {
         }
         if let bad = scope.first(where: { !ScopeToken.isValid($0) }) {
             throw ValidationError(
-                "--scope takes one scope of visible characters without spaces or quotes, not \"\(TerminalText.sanitized(bad, maxLength: 80))\"")
+                "--scope takes one scope of visible characters without spaces or quotes, not \"\(TerminalText.sanitized(bad, maxLength: 80))\""
+            )
         }
     }
 

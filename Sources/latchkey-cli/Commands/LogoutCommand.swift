@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyEssentials
-import LatchkeyVault
-import LatchkeyOAuth
-import LatchkeyBroker
 import LatchkeyAccounts
+import LatchkeyBroker
+import LatchkeyEssentials
+import LatchkeyOAuth
+import LatchkeyVault
 
 struct LogoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,12 +1,12 @@
 import ArgumentParser
 import Foundation
+import LatchkeyAccounts
+import LatchkeyBroker
 import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyVault
-import LatchkeyProviders
 import LatchkeyMCP
-import LatchkeyBroker
-import LatchkeyAccounts
+import LatchkeyProviders
+import LatchkeyVault
 
 /// `latchkey mcp`: MCP servers as providers (the MCP authorization spec): added from their URL
 /// alone, and their tokens handed to coding agents as those expect them.

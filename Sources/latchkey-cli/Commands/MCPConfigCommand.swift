@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyVault
-import LatchkeyMCP
 import LatchkeyBroker
-import LatchkeyProviders
 import LatchkeyBrokerWire
+import LatchkeyMCP
+import LatchkeyProviders
+import LatchkeyVault
 
 /// `latchkey mcp config NAME --client claude|codex|generic`: the entry to paste into an agent's
 /// configuration for an MCP server `latchkey mcp add` added.

@@ -1,11 +1,11 @@
 import ArgumentParser
 import Foundation
+import LatchkeyBroker
 import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyVault
-import LatchkeyBroker
-import LatchkeyProviders
 import LatchkeyMCP
+import LatchkeyProviders
+import LatchkeyVault
 
 /// `latchkey mcp proxy NAME[:ACCOUNT]`: a stdio MCP server for clients that speak only stdio or
 /// sign in badly, forwarding to the provider file's `mcp_url` (the agent's, when the token comes

@@ -1,11 +1,11 @@
 import ArgumentParser
 import Foundation
-import LatchkeyVault
-import LatchkeyKeystore
-import LatchkeyProviders
 import LatchkeyAccounts
 import LatchkeyBroker
 import LatchkeyBrokerWire
+import LatchkeyKeystore
+import LatchkeyProviders
+import LatchkeyVault
 
 /// `latchkey openbao-token PROVIDER[:ACCOUNT] --role ROLE`: logs in to OpenBao's JWT auth method
 /// with the account's ID token and prints the OpenBao client token on stdout, and nothing else,
@@ -42,7 +42,8 @@ struct OpenBaoTokenCommand: AsyncParsableCommand {
             let idToken: Secret
             do {
                 idToken = try await context.broker(person: CommandLineInteraction.atTerminal(), say: { Output.error($0) }).token(
-                    TokenRequest(selector: selector, minimumLifetime: minimumLifetime.seconds, tokens: .id, workingDirectory: workingDirectory)
+                    TokenRequest(
+                        selector: selector, minimumLifetime: minimumLifetime.seconds, tokens: .id, workingDirectory: workingDirectory)
                 ).requiredIDToken()
             } catch SignInError.noIDToken(let account) {
                 throw OpenBaoError.noIDToken(account: account, provider: provider)

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyVault
 import LatchkeyAccounts
 import LatchkeyBroker
 import LatchkeyBrokerWire
 import LatchkeyOAuth
+import LatchkeyVault
 
 /// `latchkey proof SELECTOR --method M --url U`: a DPoP proof (RFC 9449 §7) for one request with
 /// the account's DPoP-bound access token, printed on stdout; the key stays in the vault.

@@ -1,12 +1,12 @@
 import ArgumentParser
 import Foundation
-import LatchkeyTUI
-import LatchkeyVault
-import LatchkeyProviders
+import LatchkeyAccounts
 import LatchkeyBroker
 import LatchkeyOAuth
+import LatchkeyProviders
 import LatchkeySupport
-import LatchkeyAccounts
+import LatchkeyTUI
+import LatchkeyVault
 
 struct ProvidersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

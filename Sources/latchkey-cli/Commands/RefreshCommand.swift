@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import LatchkeyEssentials
-import LatchkeyVault
 import LatchkeyAccounts
 import LatchkeyBroker
+import LatchkeyEssentials
+import LatchkeyVault
 
 /// `latchkey refresh`: the screen's `r` for scripts, whatever the token's expiry.
 struct RefreshCommand: AsyncParsableCommand {

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
+import LatchkeyBroker
+import LatchkeyKeystore
 import LatchkeyTUI
 import LatchkeyVault
-import LatchkeyKeystore
-import LatchkeyBroker
 
 /// `latchkey screen`: the full-screen interface. Falls back to `status` when it cannot draw.
 struct ScreenCommand: AsyncParsableCommand {

@@ -1,13 +1,12 @@
 import ArgumentParser
 import Foundation
+import LatchkeyAccounts
+import LatchkeyBroker
 import LatchkeyBrokerWire
 import LatchkeyEssentials
-import LatchkeyBrokerWire
-import LatchkeyVault
-import LatchkeyAccounts
-import LatchkeyProviders
-import LatchkeyBroker
 import LatchkeyKeystore
+import LatchkeyProviders
+import LatchkeyVault
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,7 @@
 import ArgumentParser
+import LatchkeyAccounts
 import LatchkeyBroker
 import LatchkeyBrokerWire
-import LatchkeyAccounts
 import LatchkeyOAuth
 
 struct TokenCommand: AsyncParsableCommand {

@@ -1,11 +1,11 @@
 import ArgumentParser
 import Foundation
+import LatchkeyBroker
 import LatchkeyEssentials
-import LatchkeyVault
-import LatchkeySupport
 import LatchkeyKeystore
 import LatchkeyProviders
-import LatchkeyBroker
+import LatchkeySupport
+import LatchkeyVault
 
 struct UnlockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

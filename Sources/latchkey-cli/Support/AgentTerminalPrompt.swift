@@ -1,7 +1,7 @@
 import Foundation
+import LatchkeyBroker
 import LatchkeyBrokerWire
 import LatchkeyVault
-import LatchkeyBroker
 
 /// `latchkey agent`'s own terminal: what it says, and, when it runs in one, releases waiting for
 /// approval asked there (`y 3` or `n 3`; `y` or `n` alone only while one waits: `TypedAnswer`).

@@ -1,13 +1,13 @@
 import CLatchkeySys
 import Foundation
+import LatchkeyAccounts
+import LatchkeyBroker
 import LatchkeyEssentials
+import LatchkeyOAuth
+import LatchkeyProviders
+import LatchkeySecondFactor
 import LatchkeyTUI
 import LatchkeyVault
-import LatchkeyProviders
-import LatchkeyOAuth
-import LatchkeyAccounts
-import LatchkeySecondFactor
-import LatchkeyBroker
 
 /// The plain-terminal side of a sign-in: messages and prompts on `output`, answers from `input`.
 ///

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import LatchkeyVault
-import LatchkeyProviders
 import LatchkeyBroker
 import LatchkeyKeystore
 import LatchkeyOAuth
+import LatchkeyProviders
+import LatchkeyVault
 
 /// What every command needs is the shared `Composition`, with the terminal prompt as the vault's
 /// passphrase source unless the caller brings its own (the screen asks in its own prompt).

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import LatchkeyEssentials
 import LatchkeyBrokerWire
+import LatchkeyEssentials
 import LatchkeyVault
 
 /// The one place where failures become exit statuses (sysexits.h values, listed in latchkey(1)).

@@ -1,7 +1,7 @@
 import CLatchkeySys
 import Foundation
-import LatchkeyVault
 import LatchkeyKeystore
+import LatchkeyVault
 
 /// Asks for the vault passphrase on the controlling terminal with echo off.
 ///
