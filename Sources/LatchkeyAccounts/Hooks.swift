@@ -1,7 +1,7 @@
 public import Foundation
 import LatchkeyEssentials
 public import LatchkeyProviders
-import LatchkeySupport
+package import LatchkeySupport
 import LatchkeyVault
 import Synchronization
 
@@ -51,6 +51,8 @@ public struct Hooks: Sendable {
     /// Says a hook's failure (on stderr, for the command or the agent).
     private let report: @Sendable (String) -> Void
     private let running = RunningHooks()
+    /// The hooks' children, so their owner can end them (`ChildProcessGroups.endAll`).
+    private let children: ChildProcessGroups?
 
     /// What a hook may write on stdout before it is stopped (stdout is read and dropped).
     static let outputLimit = 64 * 1024
@@ -59,8 +61,12 @@ public struct Hooks: Sendable {
     /// Variables a hook never inherits: tokens from an outer `latchkey exec`, the passphrase file.
     static let withheldVariables = ["LATCHKEY_ACCESS_TOKEN", "LATCHKEY_ID_TOKEN", "LATCHKEY_PASSPHRASE_FILE"]
 
-    public init(settings: HookSettings, environment: [String: String], report: @escaping @Sendable (String) -> Void) {
+    package init(
+        settings: HookSettings, environment: [String: String], children: ChildProcessGroups? = nil,
+        report: @escaping @Sendable (String) -> Void
+    ) {
         self.settings = settings
+        self.children = children
         self.environment = environment
         self.report = report
     }
@@ -73,7 +79,8 @@ public struct Hooks: Sendable {
         let environment = hookEnvironment(for: event)
         let problem: String? = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(returning: Self.runBlocking(command, event: event, environment: environment, timeout: timeout))
+                continuation.resume(
+                    returning: Self.runBlocking(command, event: event, environment: environment, timeout: timeout, owner: children))
             }
         }
         if let problem { report("hook \(kind.rawValue) (\(TerminalText.sanitized(command[0], maxLength: 200))) \(problem)") }
@@ -107,7 +114,9 @@ public struct Hooks: Sendable {
     }
 
     /// Runs one hook; what went wrong, or `nil`.
-    static func runBlocking(_ command: [String], event: HookEvent, environment: [String: String], timeout: TimeInterval) -> String? {
+    static func runBlocking(
+        _ command: [String], event: HookEvent, environment: [String: String], timeout: TimeInterval, owner: ChildProcessGroups? = nil
+    ) -> String? {
         let program: String
         do {
             program = try TrustedProgram.open(command[0]).path
@@ -122,7 +131,7 @@ public struct Hooks: Sendable {
         do {
             outcome = try ChildProcess.run(
                 path: program, arguments: Array(command.dropFirst()), environment: environment, input: Array(json) + [UInt8(ascii: "\n")],
-                timeout: timeout, outputLimit: outputLimit, stopAtNewline: false)
+                timeout: timeout, outputLimit: outputLimit, stopAtNewline: false, owner: owner)
         } catch {
             return "cannot be started: \(TerminalText.sanitized(error.description, maxLength: 200))"
         }

@@ -63,6 +63,8 @@ public final class Agent: Sendable {
     private let current: Mutex<BrokerSettings>
     private let running = Mutex<(listener: AgentListener?, stopped: Bool, finished: CheckedContinuation<Void, Never>?)>((nil, false, nil))
     let freshness = Mutex(Freshness())
+    /// The hooks it fired that still run: ended with it, each with its process group.
+    private let children = ChildProcessGroups()
 
     public init(composition: Composition, options: Options) {
         self.options = options
@@ -78,7 +80,8 @@ public final class Agent: Sendable {
         current = Mutex(
             BrokerSettings(
                 configuration: configuration, catalog: composition.catalog,
-                hooks: Hooks(settings: configuration.hooks, environment: composition.environment, report: options.say)))
+                hooks: Hooks(
+                    settings: configuration.hooks, environment: composition.environment, children: children, report: options.say)))
     }
 
     // MARK: - Running
@@ -126,8 +129,7 @@ public final class Agent: Sendable {
         }
         fresh.cancel()
         await fresh.value
-        // Hooks it fired that still run end with it (each has its own process group).
-        ChildProcess.endRunningGroups()
+        children.endAll()
     }
 
     /// Makes `run` return: from a signal handler's task, or a test.
@@ -178,7 +180,8 @@ public final class Agent: Sendable {
                 settings.configurationReadable = false
             }
             settings.catalog = Composition.loadCatalog(environment: environment, sources: sources)
-            settings.hooks = Hooks(settings: settings.configuration.hooks, environment: environment, report: options.say)
+            settings.hooks = Hooks(
+                settings: settings.configuration.hooks, environment: environment, children: children, report: options.say)
             releasePolicy?.follow(
                 configuration: settings.configurationReadable ? settings.configuration : nil, catalog: settings.catalog)
             return settings

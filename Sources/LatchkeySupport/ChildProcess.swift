@@ -32,23 +32,12 @@ package enum ChildProcess {
 
     static let stderrLimit = 4096
 
-    /// The process groups of the children `run` is waiting for. A hook the agent fired may run for
-    /// its whole timeout; when the agent stops first, `endRunningGroups` ends them with it rather
-    /// than leaving them behind, orphaned.
-    private static let runningGroups = Mutex<Set<pid_t>>([])
-
-    /// Kills the whole process group of every child `run` is still waiting for (each `run` then
-    /// returns as for a child killed by a signal). For a process about to end.
-    package static func endRunningGroups() {
-        for group in runningGroups.withLock({ $0 }) { kill(-group, SIGKILL) }
-    }
-
     /// Runs `path` with `input` on stdin and waits at most `timeout` for its answer on stdout: all
     /// of it, or only the first line when `stopAtNewline`. At the deadline, past `outputLimit`
     /// bytes, or once the line has arrived, the child's whole process group is killed.
     package static func run(
         path: String, arguments: [String] = [], environment: [String: String], input: [UInt8], timeout: TimeInterval,
-        outputLimit: Int, stopAtNewline: Bool
+        outputLimit: Int, stopAtNewline: Bool, owner: ChildProcessGroups? = nil
     ) throws(LaunchError) -> Outcome {
         let stdin = try makePipe()
         let stdout = try makePipe()
@@ -60,8 +49,8 @@ package enum ChildProcess {
             for fd in [stdin.read, stdin.write, stdout.read, stdout.write, stderr.read, stderr.write] { close(fd) }
             throw error
         }
-        runningGroups.withLock { _ = $0.insert(pid) }
-        defer { runningGroups.withLock { _ = $0.remove(pid) } }
+        owner?.insert(pid)
+        defer { owner?.remove(pid) }
         close(stdin.read)
         close(stdout.write)
         close(stderr.write)
@@ -187,5 +176,24 @@ package enum ChildProcess {
         }
         guard let exited, exited & 0x7f == 0 else { return nil }
         return (exited >> 8) & 0xff
+    }
+}
+
+/// The process groups of the children one owner's `ChildProcess.run` calls are waiting for. A hook
+/// the agent fired may run for its whole timeout; when the agent stops first, it ends its own
+/// children with it rather than leaving them behind, orphaned, and ends no one else's (another
+/// part of the same process, a plugin a sign-in is waiting for, is not the agent's to kill).
+package final class ChildProcessGroups: Sendable {
+    private let groups = Mutex<Set<pid_t>>([])
+
+    package init() {}
+
+    fileprivate func insert(_ group: pid_t) { groups.withLock { _ = $0.insert(group) } }
+    fileprivate func remove(_ group: pid_t) { groups.withLock { _ = $0.remove(group) } }
+
+    /// Kills the whole process group of every child still running for this owner (each `run`
+    /// then returns as for a child killed by a signal).
+    package func endAll() {
+        for group in groups.withLock({ $0 }) { kill(-group, SIGKILL) }
     }
 }

@@ -82,6 +82,31 @@ struct HooksTests {
         #expect(outcome.status == 0)
     }
 
+    @Test("an owner ends only its own children: the agent stopping does not kill a plugin a sign-in is waiting for")
+    func ownersEndOnlyTheirChildren() async throws {
+        let agents = ChildProcessGroups()
+        let others = ChildProcessGroups()
+        let run = { @Sendable (owner: ChildProcessGroups) in
+            try ChildProcess.run(
+                path: "/bin/sh", arguments: ["-c", "sleep 1"], environment: ["PATH": "/usr/bin:/bin"], input: [], timeout: 10,
+                outputLimit: 1024, stopAtNewline: false, owner: owner)
+        }
+        async let hook = Self.onThread { try run(agents) }
+        async let plugin = Self.onThread { try run(others) }
+        try await Task.sleep(for: .milliseconds(300))
+        agents.endAll()
+        let (hookOutcome, pluginOutcome) = try await (hook, plugin)
+        #expect(hookOutcome.status == nil, "the agent's hook is killed with it")
+        #expect(pluginOutcome.status == 0, "the other owner's child runs to its end")
+    }
+
+    /// Runs blocking work on a thread of its own, never on a cooperative one.
+    static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
     @Test("a hook others can change is not run")
     func untrusted() throws {
         let directory = try TemporaryDirectory()
