@@ -44,7 +44,8 @@ public enum BrokerError: LatchkeyError, Equatable {
                 "\(name(askedBy)) asks \(name(account)) for more scope (\(words(scopes))), which nobody accepted here; to grant it, run `\(command)` at a terminal"
         case .scopeAskedAgain(let account, let scopes, let askedBy):
             return
-                "\(name(askedBy)) still asks \(name(account)) for \(words(scopes)) after a sign-in asking for it; the provider did not grant it"
+                "\(name(askedBy)) asks \(name(account)) again for \(words(scopes)), which this session asked about already:"
+                + " either it was declined, or a sign-in asked for it and the provider did not grant it; no new sign-in for it now"
         case .scopeLimitReached(let account, let askedBy):
             return
                 "\(name(askedBy)) asked \(name(account)) for more scope \(ScopeStepUp.limit) times in this session; no more sign-ins for it now"

@@ -101,8 +101,10 @@ public struct LocalBroker: Broker {
             naming: { provider in
                 var naming: [ReleaseDecision.Named: Bool] = [:]
                 if let resource = narrowing?.resource { naming[.resource] = provider?.listedResources.contains(resource) ?? false }
-                let identity = request.tokens != .access || (narrowing == nil && provider?.accessTokenIsIdentity == true)
-                if identity { naming[.identityToken] = provider?.forwardsIdentityTokens ?? true }
+                // A provider file that cannot be read might list clouds, or name the access token as
+                // the account's identity: then no token of its accounts leaves for a forwarded host.
+                let identity = request.tokens != .access || (narrowing == nil && provider?.accessTokenIsIdentity ?? true)
+                if identity { naming[.identityToken] = provider?.forwardsIdentityTokens ?? false }
                 return naming
             },
             fetch: { record, service in try await tokenRelease(of: record, request, service) })

@@ -95,10 +95,10 @@ public struct ReleaseDecision: Sendable, Equatable {
         /// The URL a DPoP proof is signed for (`mcp_url`): a proof lets the token be used there.
         case proofURL
         /// The account's identity token (its ID token, or the access token `aws_web_identity_token
-        /// = "access"` names) when its provider file lists clouds that take it as the account
-        /// (AWS roles or an STS endpoint, an OpenBao address, a Google audience): a forwarded host
-        /// gets only the credentials made from it through those lists, unless the file says
-        /// `forward_id_token = true`.
+        /// = "access_token"` names) when its provider file lists clouds that take it as the account
+        /// (AWS roles or an STS endpoint, an OpenBao address, a Google audience), or when that file
+        /// cannot be read (it might list them): a forwarded host gets only the credentials made from
+        /// it through those lists, unless the file says `forward_id_token = true`.
         case identityToken
 
         /// Why the release log says it was refused.
@@ -108,7 +108,9 @@ public struct ReleaseDecision: Sendable, Equatable {
             case .awsRole: return "an AWS role the provider file does not list"
             case .stsEndpoint: return "an STS endpoint the provider file does not name"
             case .proofURL: return "a DPoP proof for a URL the provider file does not name"
-            case .identityToken: return "an identity token the provider file keeps for its clouds (forward_id_token is not set)"
+            case .identityToken:
+                return "an identity token the provider file keeps for its clouds, or whose provider file cannot be read"
+                    + " (forward_id_token is not set)"
             }
         }
     }

@@ -53,7 +53,7 @@ public enum ReleaseRefusal: LatchkeyError, Equatable {
                 "a forwarded connection gets DPoP proofs only for the MCP server \(TerminalText.sanitized(provider, maxLength: 80))'s provider file names (mcp_url) on the machine running the agent"
         case .notListed(.identityToken, let provider):
             return
-                "a forwarded connection gets no identity token of \(TerminalText.sanitized(provider, maxLength: 80))'s accounts: its provider file on the machine running the agent lists clouds that take that token as the account (aws_role_arn, aws_roles, aws_sts_endpoint, openbao_address or gcp_audience), so a forwarded host gets only what the agent makes from it through those lists, such as `latchkey aws-credential`; forward_id_token = true in that file releases it all the same"
+                "a forwarded connection gets no identity token of \(TerminalText.sanitized(provider, maxLength: 80))'s accounts: its provider file on the machine running the agent lists clouds that take that token as the account (aws_role_arn, aws_roles, aws_sts_endpoint, openbao_address or gcp_audience) or cannot be read there, so a forwarded host gets only what the agent makes from it through those lists, such as `latchkey aws-credential`; forward_id_token = true in that file releases it all the same"
         }
     }
 }

@@ -72,7 +72,9 @@ public struct WireMismatch: Error, Equatable, Sendable, CustomStringConvertible 
             return "the \(kind) names no operation of version \(BrokerWire.version) of the broker's protocol"
         case .operation(let names):
             let listed = names.map { "\"\(Self.inert($0))\"" }.joined(separator: ", ")
-            return "the \(kind) names \(listed), which is not one operation of version \(BrokerWire.version) of the broker's protocol"
+            return
+                "the \(kind) names \(listed), which is not one operation of version \(BrokerWire.version) of the broker's protocol:"
+                + " run the same Latchkey version on both sides"
         case .unknownField(let field, let object):
             return
                 "the \(kind)'s \(object) has the field \"\(Self.inert(field))\", which version \(BrokerWire.version) of the broker's protocol does not have: run the same Latchkey version on both sides"

@@ -174,8 +174,19 @@ public struct Diagnosis: Sendable {
                     + ForwardedReach.explanation(of: provider, forward: provider.sharing.forward ?? false, source: .providerFile))
         }
         for account in settings.accounts {
-            guard let forward = account.sharing.forward, let provider = try? composition.catalog.provider(named: account.selector.provider)
-            else { continue }
+            guard let forward = account.sharing.forward else { continue }
+            guard let provider = try? composition.catalog.provider(named: account.selector.provider) else {
+                if forward {
+                    findings.append(
+                        Finding(
+                            .warning, "forwarded hosts",
+                            "forward = true in config.toml's [accounts.\"\(TerminalText.sanitized(account.selector.description, maxLength: 200))\"],"
+                                + " but no provider file named \(TerminalText.sanitized(account.selector.provider, maxLength: 80)) loads:"
+                                + " a forwarded host gets none of its tokens until one does",
+                            fix: "fix or add that provider file (the problems above name its file and line)"))
+                }
+                continue
+            }
             findings.append(
                 Finding(
                     .ok, "forwarded hosts",
