@@ -262,10 +262,160 @@ let package = Package(
             path: "Tests/LatchkeyTestSupport",
             swiftSettings: testSettings
         ),
+        // One test target per room, named after it, depending on what its files import.
+        // The vault file, its records and selection, and the terminal-text sanitiser, as the launcher reads them.
         .testTarget(
-            name: "SecondFactorTests",
-            dependencies: rooms + ["LatchkeyVault", "LatchkeyTestSupport", "IdentityToolkitEmulator"],
+            name: "LatchkeyVaultTests",
+            dependencies: ["LatchkeyEssentials", "LatchkeyTestSupport", "LatchkeyVault"],
+            swiftSettings: testSettings
+        ),
+        // The launcher's own code (`Sources/latchkey` is only wiring): its modules, tested against
+        // the full command's side of each rule (the copy writer, the record's validity).
+        .testTarget(
+            name: "LatchkeyLauncherTests",
+            dependencies: ["LatchkeyDoctor", "LatchkeyEssentials", "LatchkeyKeystore", "LatchkeyLauncher", "LatchkeyVault"],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeySupportTests",
+            dependencies: ["LatchkeySupport", "LatchkeyTestSupport"],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeyProvidersTests",
+            dependencies: ["LatchkeyProviders", "LatchkeyTestSupport", "LatchkeyVault"],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeyOAuthTests",
+            dependencies: [
+                "LatchkeyCrypto",
+                "LatchkeyOAuth",
+                "LatchkeyProviders",
+                "LatchkeySupport",
+                "LatchkeyTestSupport",
+                "LatchkeyVault",
+            ],
             resources: [.copy("Fixtures")],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeyKeystoreTests",
+            dependencies: [
+                "LatchkeyCrypto",
+                "LatchkeyEssentials",
+                "LatchkeyKeystore",
+                "LatchkeyOAuth",
+                "LatchkeyProviders",
+                "LatchkeySupport",
+                "LatchkeyTestSupport",
+                "LatchkeyVault",
+            ],
+            resources: [.copy("Fixtures")],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeySecondFactorTests",
+            dependencies: [
+                "IdentityToolkitEmulator",
+                "LatchkeyAccounts",
+                "LatchkeyKeystore",
+                "LatchkeyOAuth",
+                "LatchkeyProviders",
+                "LatchkeySecondFactor",
+                "LatchkeySupport",
+                "LatchkeyTestSupport",
+                "LatchkeyVault",
+            ],
+            resources: [.copy("Fixtures")],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeyAccountsTests",
+            dependencies: [
+                "LatchkeyAccounts",
+                "LatchkeyBrokerWire",
+                "LatchkeyCrypto",
+                "LatchkeyKeystore",
+                "LatchkeyLauncher",
+                "LatchkeyOAuth",
+                "LatchkeyProviders",
+                "LatchkeySecondFactor",
+                "LatchkeySupport",
+                "LatchkeyTestSupport",
+                "LatchkeyVault",
+            ],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeyCredentialHelpersTests",
+            dependencies: [
+                "LatchkeyBrokerWire",
+                "LatchkeyCredentialHelpers",
+                "LatchkeyLauncher",
+                "LatchkeyProviders",
+                "LatchkeyVault",
+            ],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeyCloudsTests",
+            dependencies: [
+                "LatchkeyAccounts",
+                "LatchkeyBroker",
+                "LatchkeyBrokerWire",
+                "LatchkeyClouds",
+                "LatchkeyEssentials",
+                "LatchkeyLauncher",
+                "LatchkeyProviders",
+                "LatchkeySecondFactor",
+                "LatchkeySupport",
+                "LatchkeyTestSupport",
+                "LatchkeyVault",
+            ],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeyBrokerTests",
+            dependencies: [
+                "LatchkeyAccounts",
+                "LatchkeyBroker",
+                "LatchkeyBrokerWire",
+                "LatchkeyCredentialHelpers",
+                "LatchkeyEssentials",
+                "LatchkeyKeystore",
+                "LatchkeyOAuth",
+                "LatchkeyProviders",
+                "LatchkeySecondFactor",
+                "LatchkeySupport",
+                "LatchkeyTestSupport",
+                "LatchkeyVault",
+            ],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeyMCPTests",
+            dependencies: [
+                "LatchkeyMCP",
+                "LatchkeyOAuth",
+                "LatchkeyProviders",
+                "LatchkeySupport",
+                "LatchkeyTestSupport",
+                "LatchkeyVault",
+            ],
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "LatchkeyDoctorTests",
+            dependencies: [
+                "LatchkeyDoctor",
+                "LatchkeyKeystore",
+                "LatchkeyOAuth",
+                "LatchkeyProviders",
+                "LatchkeySupport",
+                "LatchkeyTestSupport",
+                "LatchkeyVault",
+            ],
             swiftSettings: testSettings
         ),
         .testTarget(
@@ -280,24 +430,11 @@ let package = Package(
             ],
             swiftSettings: testSettings
         ),
-        // The launcher's own code (`Sources/latchkey` is only wiring): its modules, tested against
-        // the full command's side of each rule (the copy writer, the record's validity).
-        .testTarget(
-            name: "LauncherTests",
-            dependencies: rooms + ["LatchkeyEssentials", "LatchkeyVault", "LatchkeyBrokerWire", "LatchkeyLauncher"],
-            swiftSettings: testSettings
-        ),
         // Known-answer tests of every primitive (RFC and FIPS vectors) and sign/verify round trips,
         // LatchkeyCrypto's and the vault's own (VaultCrypto), which is also checked against OpenSSL.
         .testTarget(
             name: "LatchkeyCryptoTests",
             dependencies: ["LatchkeyCrypto", "LatchkeyVault"],
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "LatchkeyCoreTests",
-            dependencies: rooms + ["LatchkeyVault", "LatchkeyBrokerWire", "LatchkeyLauncher", "LatchkeyTestSupport"],
-            resources: [.copy("Fixtures")],
             swiftSettings: testSettings
         ),
     ]

@@ -252,7 +252,7 @@ struct ClientCredentialsTests {
         var choices = ProtocolChoices(proofOfPossession: .auto)
         choices.grant = .clientCredentials
         choices.clientSecretFile = path
-        let server = FakeAuthorizationServer(discovery: DPoPTests.advertisesES256, choices: choices)
+        let server = FakeAuthorizationServer(discovery: FakeAuthorizationServer.advertisesES256, choices: choices)
         server.transport.route("/token", json: #"{"access_token":"machine-1","token_type":"Bearer","expires_in":300}"#)
         let (record, _) = try await server.service(keystore: InMemoryKeystore()).signIn(
             provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })

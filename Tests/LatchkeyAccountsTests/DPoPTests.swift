@@ -89,11 +89,9 @@ struct DPoPTests {
 
     // MARK: - Sign-in and refresh
 
-    static let advertisesES256 = #""dpop_signing_alg_values_supported":["RS256","ES256"]"#
-
     @Test("a sign-in at a server listing ES256 binds the code with dpop_jkt, proves the same key at the exchange, and keeps the key")
     func boundSignIn() async throws {
-        let server = FakeAuthorizationServer(discovery: Self.advertisesES256)
+        let server = FakeAuthorizationServer(discovery: FakeAuthorizationServer.advertisesES256)
         let keystore = InMemoryKeystore()
         let (record, _) = try await server.service(keystore: keystore).signIn(
             provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
@@ -119,7 +117,8 @@ struct DPoPTests {
     @Test("dpop = never, or a server that does not list ES256, gives bearer tokens and no key")
     func notBound() async throws {
         for (discovery, choice) in [
-            (Self.advertisesES256, ProtocolChoices.Use.never), (#""dpop_signing_alg_values_supported":["RS256"]"#, .auto),
+            (FakeAuthorizationServer.advertisesES256, ProtocolChoices.Use.never),
+            (#""dpop_signing_alg_values_supported":["RS256"]"#, .auto),
         ] {
             let server = FakeAuthorizationServer(discovery: discovery, choices: ProtocolChoices(proofOfPossession: choice))
             let (record, _) = try await server.service(keystore: InMemoryKeystore()).signIn(
@@ -143,7 +142,7 @@ struct DPoPTests {
 
     @Test("use_dpop_nonce is answered once with the server's nonce, and the sign-in completes")
     func nonceRetry() async throws {
-        let server = FakeAuthorizationServer(discovery: Self.advertisesES256)
+        let server = FakeAuthorizationServer(discovery: FakeAuthorizationServer.advertisesES256)
         server.requireDPoPNonce("server-nonce-1")
         let (record, _) = try await server.service(keystore: InMemoryKeystore()).signIn(
             provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
@@ -157,7 +156,7 @@ struct DPoPTests {
 
     @Test("a server that asks for a new nonce again is refused after one retry: two requests, then its error")
     func nonceRetryIsBounded() async throws {
-        let server = FakeAuthorizationServer(discovery: Self.advertisesES256)
+        let server = FakeAuthorizationServer(discovery: FakeAuthorizationServer.advertisesES256)
         server.transport.route("/token") { _ in
             .success(
                 HTTPResponse(
@@ -199,7 +198,7 @@ struct DPoPTests {
 
     @Test("latchkey proof's proof carries ath for the token sent, and a bearer account gets none")
     func resourceProof() async throws {
-        let server = FakeAuthorizationServer(discovery: Self.advertisesES256)
+        let server = FakeAuthorizationServer(discovery: FakeAuthorizationServer.advertisesES256)
         let service = server.service(keystore: InMemoryKeystore())
         let (record, _) = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
         let url = try #require(URL(string: "https://api.example/v1/me"))

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyAccounts
@@ -84,16 +85,20 @@ struct HooksTests {
 
     @Test("an owner ends only its own children: the agent stopping does not kill a plugin a sign-in is waiting for")
     func ownersEndOnlyTheirChildren() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let agents = ChildProcessGroups()
         let others = ChildProcessGroups()
-        let run = { @Sendable (owner: ChildProcessGroups) in
+        let run = { @Sendable (owner: ChildProcessGroups, name: String) in
             try ChildProcess.run(
-                path: "/bin/sh", arguments: ["-c", "sleep 1"], environment: ["PATH": "/usr/bin:/bin"], input: [], timeout: 10,
-                outputLimit: 1024, stopAtNewline: false, owner: owner)
+                path: "/bin/sh", arguments: ["-c", "touch \"$0\"; sleep 2", directory.path + "/" + name],
+                environment: ["PATH": "/usr/bin:/bin"], input: [], timeout: 20, outputLimit: 1024, stopAtNewline: false, owner: owner)
         }
-        async let hook = Self.onThread { try run(agents) }
-        async let plugin = Self.onThread { try run(others) }
-        try await Task.sleep(for: .milliseconds(300))
+        async let hook = Self.onThread { try run(agents, "hook") }
+        async let plugin = Self.onThread { try run(others, "plugin") }
+        for _ in 0..<1000 where !["hook", "plugin"].allSatisfy({ FileManager.default.fileExists(atPath: directory.path + "/" + $0) }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         agents.endAll()
         let (hookOutcome, pluginOutcome) = try await (hook, plugin)
         #expect(hookOutcome.status == nil, "the agent's hook is killed with it")

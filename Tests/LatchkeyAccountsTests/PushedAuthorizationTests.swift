@@ -107,7 +107,7 @@ struct PushedAuthorizationTests {
 
     @Test("a DPoP sign-in pushes the key's thumbprint as dpop_jkt")
     func pushedWithDPoP() async throws {
-        let server = FakeAuthorizationServer(discovery: Self.advertisesPAR + "," + DPoPTests.advertisesES256)
+        let server = FakeAuthorizationServer(discovery: Self.advertisesPAR + "," + FakeAuthorizationServer.advertisesES256)
         let record = try await signIn(server)
         let key = try DPoPKey(stored: try #require(record.dpopKey))
         let push = try #require(server.transport.sent(to: "/par").first)

@@ -97,13 +97,13 @@ struct AgentProofTests {
 
     @Test("a proof is signed for the account's current token only; for any other token's hash nothing is signed")
     func currentTokenOnly() async throws {
-        let server = FakeAuthorizationServer(discovery: DPoPTests.advertisesES256)
+        let server = FakeAuthorizationServer(discovery: FakeAuthorizationServer.advertisesES256)
         let service = server.service(keystore: InMemoryKeystore())
         let (record, _) = try await service.signIn(provider: server.provider, interaction: ScriptedPerson { _, _ in .cancel })
         let url = try #require(URL(string: Self.server))
         let proof = try service.proof(
             for: record, tokenHash: DPoPKey.accessTokenHash(record.accessToken), method: "POST", url: url, nonce: "n-1")
-        let claims = DPoPTests.claims(proof)
+        let claims = FakeAuthorizationServer.claims(ofJWT: proof) ?? [:]
         #expect(claims["ath"] as? String == DPoPKey.accessTokenHash(record.accessToken))
         #expect(claims["htm"] as? String == "POST" && claims["htu"] as? String == Self.server && claims["nonce"] as? String == "n-1")
         #expect(throws: DPoPError.notCurrentToken(account: record.label, provider: record.provider)) {

@@ -95,10 +95,12 @@ final class BrokerBench {
             let kind: ReleaseDecision.Door = door == .local ? .command : .agent(forwarded: true)
             let configuration = (try? composition.configuration.get()) ?? LatchkeyConfiguration()
             let service = self.service
+            let environment = composition.environment
             return LocalBroker(
+                // The provider files as they are now, read again for each request as the agent does.
                 settings: {
                     BrokerSettings(
-                        configuration: configuration, catalog: service.catalog,
+                        configuration: configuration, catalog: Composition.loadCatalog(environment: environment),
                         hooks: Hooks(settings: configuration.hooks, environment: [:], report: { _ in }))
                 },
                 accounts: { _, _ in service },
@@ -138,6 +140,11 @@ final class BrokerBench {
             _ = await agent.running.result
         }
         directory.remove()
+    }
+
+    /// Makes corp's provider file one that does not parse.
+    func breakProviderFile() throws {
+        try directory.write("config/latchkey/providers.d/corp.toml", "display_name = \"Corp\"\nkind = \n")
     }
 
     /// The refresh grants corp's token endpoint has answered.

@@ -41,6 +41,8 @@ struct BrokerRulesTests {
         let name: String
         let door: BrokerBench.Door
         var providerLines = ""
+        /// config.toml.
+        var configuration = ""
         /// The requests, made in order; the result of the last (or a summary of several).
         let steps: @Sendable (any Broker, BrokerBench) async throws -> String
         let expected: Outcome
@@ -93,6 +95,22 @@ struct BrokerRulesTests {
                 try await broker.token(TokenRequest(selector: "corp", tokens: .id)).idToken == nil ? "none" : "an ID token"
             },
             expected: .refused(.keystore, saying: "forward_id_token = true")),
+        Rule(
+            name: "nor of an account forwarded by config.toml whose provider file cannot be read",
+            door: .forwarded, configuration: "[accounts.\"corp:alice@example.com\"]\nforward = true\n",
+            steps: { broker, bench in
+                try bench.breakProviderFile()
+                return try await broker.token(TokenRequest(selector: "corp", tokens: .id)).idToken == nil ? "none" : "an ID token"
+            },
+            expected: .refused(.keystore, saying: "or cannot be read there")),
+        Rule(
+            name: "nor its access token: the file that would say whether it is the account's identity cannot be read",
+            door: .forwarded, configuration: "[accounts.\"corp:alice@example.com\"]\nforward = true\n",
+            steps: { broker, bench in
+                try bench.breakProviderFile()
+                return try await broker.token(TokenRequest(selector: "corp")).accessToken == nil ? "none" : "an access token"
+            },
+            expected: .refused(.keystore, saying: "or cannot be read there")),
         Rule(
             name: "nor the access token aws_web_identity_token names",
             door: .forwarded, providerLines: awsAccount + "\naws_web_identity_token = \"access_token\"",
@@ -175,7 +193,7 @@ struct BrokerRulesTests {
 
     @Test(arguments: rules, BrokerBench.Implementation.allCases)
     func rule(_ rule: Rule, _ implementation: BrokerBench.Implementation) async throws {
-        let bench = try await BrokerBench(providerLines: rule.providerLines)
+        let bench = try await BrokerBench(providerLines: rule.providerLines, configuration: rule.configuration)
         let outcome: Outcome
         do {
             outcome = .released(try await rule.steps(try await bench.broker(implementation, at: rule.door), bench))

@@ -257,7 +257,7 @@ struct NarrowedTokenTests {
 
     @Test("a DPoP-bound account proves its key when it asks for a narrower token")
     func boundAccount() async throws {
-        let server = FakeAuthorizationServer(discovery: DPoPTests.advertisesES256)
+        let server = FakeAuthorizationServer(discovery: FakeAuthorizationServer.advertisesES256)
         let (service, _) = try await signedIn(server)
         _ = try await service.narrowedToken(
             for: AccountSelector(provider: "corp"), TokenNarrowing(resource: Self.api, scopes: []), minimumLifetime: 60)

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyDoctor
@@ -26,7 +27,7 @@ struct DiagnosisTests {
     /// A healthy set-up: one good provider, a private vault, valid config.toml.
     static func healthy() throws -> TemporaryDirectory {
         let root = try TemporaryDirectory()
-        try root.write("providers/alpha.toml", ProviderCatalogTests.oidcFile("Alpha"))
+        try root.write("providers/alpha.toml", Provider.oidcFile("Alpha"))
         try root.write("config/latchkey/config.toml", "keystore = \"vault\"\nunlock_timeout = 60\n")
         try root.write("data/latchkey/vault", "not decrypted by the doctor")
         return root
@@ -62,7 +63,7 @@ struct DiagnosisTests {
         defer { root.remove() }
         try root.write(
             "providers/cloud.toml",
-            ProviderCatalogTests.oidcFile("Cloud")
+            Provider.oidcFile("Cloud")
                 + "forward = true\naws_roles = [\"arn:aws:iam::123456789012:role/reader\"]\nresources = [\"https://api.example/\"]\n")
         try root.write(
             "config/latchkey/config.toml", "keystore = \"vault\"\n[accounts.\"alpha:ops@example.com\"]\nforward = true\n")
@@ -85,6 +86,19 @@ struct DiagnosisTests {
         try root.write("config/latchkey/config.toml", "keystore = [\n")
         let lines = await Self.findings(root).filter { $0.subject == "forwarded hosts" }.map(\.found)
         #expect(lines == ["none get anything while config.toml has errors (fail closed)"])
+    }
+
+    @Test("an [accounts] table that forwards an account whose provider file does not load is a warning: nothing is forwarded")
+    func forwardedAccountWithoutProviderFile() async throws {
+        let root = try Self.healthy()
+        defer { root.remove() }
+        try root.write("providers/cloud.toml", "display_name = \"Cloud\"\nkind = \n")
+        try root.write(
+            "config/latchkey/config.toml", "keystore = \"vault\"\n[accounts.\"cloud:ops@example.com\"]\nforward = true\n")
+        let findings = await Self.findings(root).filter { $0.subject == "forwarded hosts" }
+        let table = try #require(findings.first { $0.found.contains("[accounts.\"cloud:ops@example.com\"]") }, "\(findings)")
+        #expect(table.severity == .warning)
+        #expect(table.found.contains("no provider file named cloud loads: a forwarded host gets none of its tokens"))
     }
 
     @Test("a broken provider file is a problem naming file:line and field, and the good ones still load")
@@ -184,7 +198,7 @@ struct DiagnosisTests {
             loopback: { host in host == .ipv6 ? .cannotBind("Cannot assign requested address") : nil }, isTerminal: { true })
         let warned = try #require(await Self.findings(root, probes: probes).first { $0.subject == "IPv6 loopback" })
         #expect(warned.severity == .warning)
-        try root.write("providers/beta.toml", ProviderCatalogTests.oidcFile("Beta") + "loopback_host = \"[::1]\"\n")
+        try root.write("providers/beta.toml", Provider.oidcFile("Beta") + "loopback_host = \"[::1]\"\n")
         let failed = try #require(await Self.findings(root, probes: probes).first { $0.subject == "IPv6 loopback" })
         #expect(failed.severity == .problem)
         #expect(failed.found.contains("beta"))

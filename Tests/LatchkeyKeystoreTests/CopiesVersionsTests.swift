@@ -3,7 +3,6 @@ import LatchkeyEssentials
 import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyDoctor
 @testable import LatchkeyKeystore
 @testable import LatchkeyProviders
 @testable import LatchkeyVault
@@ -44,9 +43,9 @@ struct CopiesVersionsTests {
 
     @Test(
         "a records() read older than the copies there reads again, three reads at most, and leaves them; a newer one makes them",
-        .enabled(if: Diagnosis.Probes.live.kernelKeyring() == nil, "no kernel keyring here"))
+        .enabled(if: kernelKeyringWorks, "no kernel keyring here"))
     func keystoreReadsAgain() async throws {
-        let engine = OpenBaoKeystoreTests.KVEngine()
+        let engine = OpenBaoKVEngine()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let journal = directory.path + "/openbao.journal"

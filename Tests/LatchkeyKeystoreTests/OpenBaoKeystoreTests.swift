@@ -13,83 +13,6 @@ import Testing
 /// with an empty errors list, `?list=true`).
 @Suite("The openbao keystore: the lease, check-and-set write back and the journal")
 struct OpenBaoKeystoreTests {
-    /// One KV version 2 engine at `secret`, in memory; `down` makes every request fail as an
-    /// unreachable node does, `refuseWrites` refuses writes below a path as a policy does.
-    /// `standby` is a standby's lagging copy of the accounts, as OpenBao 2.7's standbys answer
-    /// reads: from their own copy, unless the request carries an `X-Vault-Index` with
-    /// `X-Vault-Inconsistent: forward-active-node` (then the active node answers). Each write
-    /// answers with its index, as OpenBao's do.
-    final class KVEngine: HTTPTransport {
-        typealias Secrets = [String: (version: Int, data: [String: String]?)]
-        struct State {
-            var secrets: Secrets = [:]
-            var requests: [String] = []
-            var down = false
-            var refuseWrites: String?
-            var index = 0
-            var standby: Secrets?
-            var forwarded: [String] = []
-        }
-        let state = Mutex(State())
-
-        func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
-            try state.withLock { state throws(TransportError) in
-                let path = request.url.path
-                state.requests.append("\(request.method.rawValue) \(path)\(request.url.query.map { "?" + $0 } ?? "")")
-                if state.down { throw .unreachable(host: "127.0.0.1:8200", reason: "Connection refused") }
-                let toActive =
-                    request.header("X-Vault-Index") != nil && request.header("X-Vault-Inconsistent") == "forward-active-node"
-                if toActive { state.forwarded.append(path) }
-                let copy = !toActive && path.contains("/team/accounts") ? state.standby ?? state.secrets : state.secrets
-                if path.hasPrefix("/v1/secret/metadata/"), request.url.query == "list=true" {
-                    let prefix = String(path.dropFirst("/v1/secret/metadata/".count)) + "/"
-                    let keys = copy.keys.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }.sorted()
-                    if keys.isEmpty { return Self.json(404, #"{"errors":[]}"#) }
-                    return Self.json(200, #"{"data":{"keys":\#(Self.encode(keys))}}"#)
-                }
-                let key = String(path.dropFirst("/v1/secret/data/".count))
-                switch request.method {
-                case .get:
-                    guard let secret = copy[key] else { return Self.json(404, #"{"errors":[]}"#) }
-                    let data = secret.data.map(Self.encode) ?? "null"
-                    return Self.json(
-                        secret.data == nil ? 404 : 200,
-                        #"{"data":{"data":\#(data),"metadata":{"created_time":"2026-11-26T21:00:00Z","deletion_time":"","destroyed":false,"version":\#(secret.version)}}}"#
-                    )
-                case .post:
-                    if let refused = state.refuseWrites, key.hasPrefix(refused) {
-                        return Self.json(403, #"{"errors":["1 error occurred:\n\t* permission denied\n\n"]}"#)
-                    }
-                    let body = try! JSONSerialization.jsonObject(with: Data(request.body ?? [])) as! [String: Any]
-                    let cas = (body["options"] as! [String: Any])["cas"] as! Int
-                    let current = state.secrets[key]?.version ?? 0
-                    guard cas == current else {
-                        return Self.json(400, #"{"errors":["check-and-set parameter did not match the current version"]}"#)
-                    }
-                    state.secrets[key] = (current + 1, body["data"] as? [String: String])
-                    state.index += 1
-                    var answer = Self.json(200, #"{"data":{"created_time":"2026-11-26T21:00:00Z","version":\#(current + 1)}}"#)
-                    answer.headers.append(("X-Vault-Index", "index-\(state.index)"))
-                    return answer
-                default:
-                    return Self.json(405, #"{"errors":["unsupported"]}"#)
-                }
-            }
-        }
-
-        static func json(_ status: Int, _ text: String) -> HTTPResponse {
-            HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
-        }
-
-        static func encode(_ value: some Encodable) -> String { String(decoding: try! JSONEncoder().encode(value), as: UTF8.self) }
-
-        var requests: [String] { state.withLock { $0.requests } }
-        func secret(_ key: String) -> (version: Int, data: [String: String]?)? { state.withLock { $0.secrets[key] } }
-        func put(_ key: String, _ data: [String: String]) {
-            state.withLock { $0.secrets[key] = (($0.secrets[key]?.version ?? 0) + 1, data) }
-        }
-    }
-
     /// A clock the tests move; pauses move it too, so waiting for a lease takes no real time.
     final class Clock: Sendable {
         let time = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
@@ -99,7 +22,7 @@ struct OpenBaoKeystoreTests {
         }
     }
 
-    static func keystore(_ engine: KVEngine, clock: Clock = Clock(), journal: String? = nil) -> OpenBaoKeystore {
+    static func keystore(_ engine: OpenBaoKVEngine, clock: Clock = Clock(), journal: String? = nil) -> OpenBaoKeystore {
         OpenBaoKeystore(
             settings: OpenBaoSettings(addresses: [URL(string: "http://127.0.0.1:8200")!], path: "team"), transport: engine,
             environment: ["BAO_TOKEN": "s.keystoretest"],
@@ -118,7 +41,7 @@ struct OpenBaoKeystoreTests {
 
     @Test("update takes the lease, reads, runs the body, writes back with check-and-set on the version read, and frees the lease")
     func updateOrder() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         let keystore = Self.keystore(engine)
         try await keystore.update { $0.append(Self.record("alice")) }
         try await keystore.update { $0[0].accessToken = Secret("at-2") }
@@ -138,7 +61,7 @@ struct OpenBaoKeystoreTests {
 
     @Test("a live lease is waited for and the body then sees what its holder wrote; an expired one is taken over")
     func waitsForALiveLease() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         let clock = Clock()
         let keystore = Self.keystore(engine, clock: clock)
         try await keystore.update { $0.append(Self.record("alice")) }
@@ -161,7 +84,7 @@ struct OpenBaoKeystoreTests {
         "updateAccount takes that account's lease, reads and writes its one secret, checks the path's lease after its own write, and frees its lease"
     )
     func updateAccountOrder() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         let keystore = Self.keystore(engine)
         let alice = Self.record("alice")
         try await keystore.update { $0 = [alice, Self.record("bob")] }
@@ -182,7 +105,7 @@ struct OpenBaoKeystoreTests {
 
     @Test("refreshes of different accounts do not wait for each other; one of the same account waits for its lease")
     func accountLeasesAreIndependent() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         let clock = Clock()
         let keystore = Self.keystore(engine, clock: clock)
         let (alice, bob) = (Self.record("alice"), Self.record("bob"))
@@ -201,7 +124,7 @@ struct OpenBaoKeystoreTests {
         "an account lease gives way to a live path lease (given back while it waits); the path lease waits for account leases, then is written again"
     )
     func pathAndAccountLeasesExcludeEachOther() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         let clock = Clock()
         let keystore = Self.keystore(engine, clock: clock)
         let alice = Self.record("alice")
@@ -240,7 +163,7 @@ struct OpenBaoKeystoreTests {
 
     @Test("a lease held longer than the wait fails naming OpenBao and the lease, and the body never runs")
     func leaseHeldTooLong() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         let clock = Clock()
         engine.put("team/lease", ["latchkey": "lease", "owner": "stuck host pid 3 z", "deadline": "9999999999"])
         let ran = Mutex(false)
@@ -256,7 +179,7 @@ struct OpenBaoKeystoreTests {
 
     @Test("OpenBao unreachable: no body runs (no refresh starts) and the error names the address")
     func unreachable() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         engine.state.withLock { $0.down = true }
         let ran = Mutex(false)
         await #expect {
@@ -269,7 +192,7 @@ struct OpenBaoKeystoreTests {
 
     @Test("a write back OpenBao refuses keeps the new records in a 0600 journal, written before the next body runs")
     func journal() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         let directory = NSTemporaryDirectory() + "latchkey-openbao-\(UUID().uuidString)"
         let keystore = Self.keystore(engine, journal: directory + "/openbao.journal")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -296,7 +219,7 @@ struct OpenBaoKeystoreTests {
 
     @Test("a secret that is not Latchkey's, at the lease or among the accounts, is refused and not written over")
     func notLatchkeys() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         engine.put("team/lease", ["owner": "ops"])
         let ran = Mutex(false)
         await #expect(throws: KeystoreError.openBao(.notLatchkeys(path: "secret/team/lease"))) {
@@ -304,7 +227,7 @@ struct OpenBaoKeystoreTests {
         }
         #expect(!ran.withLock { $0 } && engine.secret("team/lease")?.version == 1)
 
-        let other = KVEngine()
+        let other = OpenBaoKVEngine()
         other.put("team/accounts/database", ["password": "hunter2"])
         await #expect(throws: KeystoreError.openBao(.notLatchkeys(path: "secret/team/accounts/database"))) {
             try await Self.keystore(other).records()
@@ -316,7 +239,7 @@ struct OpenBaoKeystoreTests {
         "reads under the lease carry the lease write's X-Vault-Index, so a standby's lagging copy never hands the body a refresh token another machine rotated"
     )
     func readsUnderTheLeaseSeeTheLastHoldersWrites() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         let here = Self.keystore(engine)
         try await here.update { $0.append(Self.record("alice", refresh: "rt-1")) }
         // The standby stops applying here; the other machine then refreshes through the active node.
@@ -336,7 +259,7 @@ struct OpenBaoKeystoreTests {
 
     @Test("a removed account becomes a marker written with check-and-set, and is no longer listed")
     func removal() async throws {
-        let engine = KVEngine()
+        let engine = OpenBaoKVEngine()
         let keystore = Self.keystore(engine)
         try await keystore.update { $0 += [Self.record("alice"), Self.record("bob")] }
         try await keystore.update { $0.removeAll { $0.subject == "alice" } }

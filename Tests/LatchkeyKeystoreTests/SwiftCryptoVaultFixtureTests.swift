@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyKeystore
@@ -24,7 +25,7 @@ struct SwiftCryptoVaultFixtureTests {
     static func openedRecords() async throws -> [AccountRecord] {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = try directory.write("vault", bytes: try Fixture.bytes("vault-swift-crypto.bin"))
+        let path = try directory.write("vault", bytes: try fixtures.bytes("vault-swift-crypto.bin"))
         let vault = VaultKeystore(path: path, passphrase: FixedPassphrase(value: passphrase), kdf: .standard)
         return try await vault.records()
     }
@@ -44,7 +45,7 @@ struct SwiftCryptoVaultFixtureTests {
     func wrongPassphrase() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = try directory.write("vault", bytes: try Fixture.bytes("vault-swift-crypto.bin"))
+        let path = try directory.write("vault", bytes: try fixtures.bytes("vault-swift-crypto.bin"))
         let vault = VaultKeystore(path: path, passphrase: FixedPassphrase(value: "not the passphrase"), kdf: .standard)
         await #expect(throws: KeystoreError.self) { _ = try await vault.records() }
     }
@@ -62,7 +63,7 @@ struct SwiftCryptoVaultFixtureTests {
     @Test("the proof swift-crypto signed with that key verifies")
     func swiftCryptoProofVerifies() async throws {
         let stored = try #require(try await Self.openedRecords().first?.dpopKey)
-        let proof = try Fixture.text("vault-swift-crypto-proof.jwt").trimmingCharacters(in: .whitespacesAndNewlines)
+        let proof = try fixtures.text("vault-swift-crypto-proof.jwt").trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(Self.verifies(proof, under: try DPoPKey(stored: stored)))
     }
 

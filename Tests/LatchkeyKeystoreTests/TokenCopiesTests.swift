@@ -1,13 +1,13 @@
 import Foundation
 import LatchkeyEssentials
+import LatchkeyTestSupport
 import Testing
 
-@testable import LatchkeyDoctor
 @testable import LatchkeyKeystore
 @testable import LatchkeyProviders
 @testable import LatchkeyVault
 
-@Suite("The fast path's token copies", .enabled(if: Diagnosis.Probes.live.kernelKeyring() == nil))
+@Suite("The fast path's token copies", .enabled(if: kernelKeyringWorks))
 struct TokenCopiesTests {
     /// The keyring holding a vault's copies; every time the copies are made, it is a new one.
     static func copies(of path: String) -> Int32? {

@@ -32,8 +32,8 @@ struct ProviderFileParserTests {
 
     @Test("a file that sets every key parses into every field")
     func fullFile() throws {
-        let path = try Fixture.url("providers/example-idp.toml").path
-        let provider = try ProviderFileParser().parse(try Fixture.text("providers/example-idp.toml"), file: path).get().asOAuth
+        let path = try fixtures.url("providers/example-idp.toml").path
+        let provider = try ProviderFileParser().parse(try fixtures.text("providers/example-idp.toml"), file: path).get().asOAuth
         #expect(provider.name == "example-idp")
         #expect(provider.displayName == "Example IdP")
         #expect(provider.isOpenID)
@@ -659,7 +659,7 @@ struct ProviderFileParserTests {
 
     @Test("every preset in the repository's providers.d parses without an error")
     func shippedPresets() throws {
-        let directory = Fixture.repositoryRoot.appendingPathComponent("providers.d").path
+        let directory = FixtureFolder.repositoryRoot.appendingPathComponent("providers.d").path
         let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".toml") }.sorted()
         #expect(names.count >= 7)
         for name in names {

@@ -11,7 +11,7 @@ struct ServerMetadataTests {
     static let issuer = "https://idp.example.com/realms/main"
 
     static func document(_ fixture: String) throws -> DiscoveryDocument {
-        try JSONDecoder().decode(DiscoveryDocument.self, from: Data(try Fixture.bytes("discovery/\(fixture)")))
+        try JSONDecoder().decode(DiscoveryDocument.self, from: Data(try fixtures.bytes("discovery/\(fixture)")))
     }
 
     static func document(json: String) throws -> DiscoveryDocument {

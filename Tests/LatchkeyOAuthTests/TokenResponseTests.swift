@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyOAuth
@@ -27,7 +28,7 @@ struct TokenResponseTests {
     @Test("a §5.1 success response yields every field")
     func success() throws {
         let response = try TokenResponse.parse(
-            HTTPResponse(status: 200, body: try Fixture.bytes("token-responses/success.json")), endpoint: Self.endpoint)
+            HTTPResponse(status: 200, body: try fixtures.bytes("token-responses/success.json")), endpoint: Self.endpoint)
         #expect(response.accessToken.exposedValue == "fake-access-token-2YotnFZFEjr1zCsicMWpAA")
         #expect(response.tokenType == "Bearer")
         #expect(response.expiresIn == 3600)
@@ -77,7 +78,7 @@ struct TokenResponseTests {
 
     @Test("an error member on HTTP 200 (GitHub's style) is an error, not a success")
     func errorOnHTTP200() throws {
-        let body = try Fixture.bytes("token-responses/github-error-200.json")
+        let body = try fixtures.bytes("token-responses/github-error-200.json")
         do {
             _ = try TokenResponse.parse(HTTPResponse(status: 200, body: body), endpoint: Self.endpoint)
             Issue.record("an error body was accepted as tokens")
@@ -223,7 +224,7 @@ struct TokenResponseTests {
     @Test("tokens never show in string interpolation")
     func tokensRedacted() throws {
         let response = try TokenResponse.parse(
-            HTTPResponse(status: 200, body: try Fixture.bytes("token-responses/success.json")), endpoint: Self.endpoint)
+            HTTPResponse(status: 200, body: try fixtures.bytes("token-responses/success.json")), endpoint: Self.endpoint)
         let printed = "\(response)"
         #expect(!printed.contains("fake-access-token"))
         #expect(!printed.contains("fake-refresh-token"))

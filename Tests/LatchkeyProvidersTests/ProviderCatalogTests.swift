@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyProviders
@@ -6,25 +7,14 @@ import Testing
 
 @Suite("The provider catalog (providers.d directories)")
 struct ProviderCatalogTests {
-    static func oidcFile(_ displayName: String, redirectPath: String? = nil) -> String {
-        var text = """
-            display_name = "\(displayName)"
-            kind = "oidc"
-            issuer = "https://\(displayName.lowercased()).example.com"
-
-            """
-        if let redirectPath { text += "redirect_path = \"\(redirectPath)\"\n" }
-        return text
-    }
-
     @Test("one broken file does not stop the others from loading")
     func brokenFileIsolated() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try directory.write("alpha.toml", Self.oidcFile("Alpha"))
+        try directory.write("alpha.toml", Provider.oidcFile("Alpha"))
         let broken = try directory.write(
             "broken.toml", "display_name = \"Broken\"\nkind = \"oidc\"\nissuer = \"http://insecure.example.com\"\n")
-        try directory.write("gamma.toml", Self.oidcFile("Gamma"))
+        try directory.write("gamma.toml", Provider.oidcFile("Gamma"))
         try directory.write("notes.txt", "not a provider")
 
         let catalog = ProviderCatalog.load(directories: [directory.path])
@@ -38,9 +28,9 @@ struct ProviderCatalogTests {
     func sharedRedirectPath() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let first = try directory.write("first.toml", Self.oidcFile("First", redirectPath: "/oauth2redirect/shared"))
-        let second = try directory.write("second.toml", Self.oidcFile("Second", redirectPath: "/oauth2redirect/shared"))
-        try directory.write("third.toml", Self.oidcFile("Third"))
+        let first = try directory.write("first.toml", Provider.oidcFile("First", redirectPath: "/oauth2redirect/shared"))
+        let second = try directory.write("second.toml", Provider.oidcFile("Second", redirectPath: "/oauth2redirect/shared"))
+        try directory.write("third.toml", Provider.oidcFile("Third"))
 
         let catalog = ProviderCatalog.load(directories: [directory.path])
         #expect(catalog.providers.map(\.name) == ["third"])
@@ -57,8 +47,8 @@ struct ProviderCatalogTests {
     func defaultPathClash() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try directory.write("google.toml", Self.oidcFile("Google"))
-        try directory.write("impostor.toml", Self.oidcFile("Impostor", redirectPath: "/oauth2redirect/google"))
+        try directory.write("google.toml", Provider.oidcFile("Google"))
+        try directory.write("impostor.toml", Provider.oidcFile("Impostor", redirectPath: "/oauth2redirect/google"))
 
         let catalog = ProviderCatalog.load(directories: [directory.path])
         #expect(catalog.providers.isEmpty)
@@ -73,9 +63,9 @@ struct ProviderCatalogTests {
             user.remove()
             system.remove()
         }
-        try user.write("corp.toml", Self.oidcFile("UserCopy"))
-        try system.write("corp.toml", Self.oidcFile("SystemCopy"))
-        try system.write("other.toml", Self.oidcFile("Other"))
+        try user.write("corp.toml", Provider.oidcFile("UserCopy"))
+        try system.write("corp.toml", Provider.oidcFile("SystemCopy"))
+        try system.write("other.toml", Provider.oidcFile("Other"))
 
         let catalog = ProviderCatalog.load(directories: [user.path, system.path])
         #expect(catalog.errors == [])
@@ -116,7 +106,7 @@ struct ProviderCatalogTests {
     func lookup() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try directory.write("good.toml", Self.oidcFile("Good"))
+        try directory.write("good.toml", Provider.oidcFile("Good"))
         try directory.write("bad.toml", "display_name = \"Bad\"\nkind = \"saml\"\nissuer = \"https://idp.example.com\"\n")
         let catalog = ProviderCatalog.load(directories: [directory.path])
 
@@ -140,8 +130,8 @@ struct ProviderCatalogTests {
     func lookupClash() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try directory.write("one.toml", Self.oidcFile("One", redirectPath: "/cb"))
-        try directory.write("two.toml", Self.oidcFile("Two", redirectPath: "/cb"))
+        try directory.write("one.toml", Provider.oidcFile("One", redirectPath: "/cb"))
+        try directory.write("two.toml", Provider.oidcFile("Two", redirectPath: "/cb"))
         let catalog = ProviderCatalog.load(directories: [directory.path])
         #expect(catalog.providers.isEmpty)
         #expect {

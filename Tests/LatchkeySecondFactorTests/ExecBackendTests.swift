@@ -13,7 +13,7 @@ import Testing
 /// plugin finds its state directory through the process environment.
 @Suite("The exec plugin backend with the example plugin", .serialized)
 struct ExecBackendTests {
-    static let plugin = Fixture.repositoryRoot.appendingPathComponent("examples/mfa-plugin/latchkey-mfa-demo").path
+    static let plugin = FixtureFolder.repositoryRoot.appendingPathComponent("examples/mfa-plugin/latchkey-mfa-demo").path
     static let directory: String = {
         let path = NSTemporaryDirectory() + "latchkey-mfa-demo-" + UUID().uuidString
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)

@@ -11,8 +11,8 @@ import Testing
 struct FirebaseRESTShapeTests {
     static let settings = FirebaseSettings(apiKey: "fake key/+", projectID: "demo-latchkey")
 
-    func backend(_ fixtures: [String], status: Int = 200) throws -> (FirebaseBackend, RecordingTransport) {
-        let transport = RecordingTransport(try fixtures.map { HTTPResponse(status: status, body: try Fixture.bytes($0)) })
+    func backend(_ answers: [String], status: Int = 200) throws -> (FirebaseBackend, RecordingTransport) {
+        let transport = RecordingTransport(try answers.map { HTTPResponse(status: status, body: try fixtures.bytes($0)) })
         return (FirebaseBackend(settings: Self.settings, transport: transport), transport)
     }
 

@@ -12,18 +12,6 @@ import Testing
 @testable import LatchkeySupport
 @testable import LatchkeyVault
 
-/// Files under `Tests/SecondFactorTests/Fixtures`.
-enum Fixture {
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let root = try #require(Bundle.module.url(forResource: "Fixtures", withExtension: nil))
-        return Array(try Data(contentsOf: root.appendingPathComponent(name)))
-    }
-
-    static var repositoryRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
-}
-
 /// The seeded project every loopback test signs in to.
 enum Seed {
     static let project = "demo-latchkey"

@@ -1,10 +1,9 @@
-import Foundation
-
-@testable import LatchkeyVault
+public import Foundation
+public import LatchkeyVault
 
 extension AccountRecord {
     /// A record with fake tokens; dates are whole seconds so they survive the vault's encoding exactly.
-    static func testing(
+    public static func testing(
         provider: String = "google", subject: String = "110169484474386276334", displayName: String? = "alice@example.com",
         accessToken: String = "fake-access-token", refreshToken: String? = "fake-refresh-token"
     ) -> AccountRecord {

@@ -328,6 +328,9 @@ public final class FakeAuthorizationServer: Sendable {
     }
 
     /// The claims of a compact JWS, unverified (the fake only reads what the client sent).
+    /// Discovery members that offer DPoP with ES256 (RFC 9449 §5.1), for `init(discovery:)`.
+    public static let advertisesES256 = #""dpop_signing_alg_values_supported":["RS256","ES256"]"#
+
     public static func claims(ofJWT jwt: String) -> [String: Any]? {
         let parts = jwt.split(separator: ".")
         guard parts.count == 3, let data = TestIssuer.base64URLDecode(String(parts[1])) else { return nil }

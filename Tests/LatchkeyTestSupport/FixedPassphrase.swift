@@ -1,11 +1,13 @@
-@testable import LatchkeyKeystore
-@testable import LatchkeyVault
+public import LatchkeyKeystore
+public import LatchkeyVault
 
 /// A passphrase provider that answers without a prompt and counts nothing: tests only need the value.
-struct FixedPassphrase: PassphraseProvider {
-    var value = "correct horse battery staple"
+public struct FixedPassphrase: PassphraseProvider {
+    public var value: String
 
-    func passphrase(forVault path: String, creating: Bool) throws(KeystoreError) -> Secret {
+    public init(value: String = "correct horse battery staple") { self.value = value }
+
+    public func passphrase(forVault path: String, creating: Bool) throws(KeystoreError) -> Secret {
         Secret(value)
     }
 }

@@ -1,29 +1,36 @@
-import Foundation
+public import Foundation
 
-/// Files under `Tests/LatchkeyCoreTests/Fixtures`, copied into the test bundle by SwiftPM.
-enum Fixture {
-    struct Missing: Error, CustomStringConvertible {
+/// A test target's `Fixtures` folder, as SwiftPM copies it into that target's bundle: each target
+/// with fixtures says `let fixtures = FixtureFolder(bundle: .module)` once.
+public struct FixtureFolder: Sendable {
+    public struct Missing: Error, CustomStringConvertible {
         let path: String
-        var description: String { "fixture \(path) is not in the test bundle" }
+        public var description: String { "fixture \(path) is not in the test bundle" }
     }
 
-    static func url(_ relativePath: String) throws -> URL {
-        guard let root = Bundle.module.url(forResource: "Fixtures", withExtension: nil) else { throw Missing(path: "Fixtures") }
+    private let root: URL?
+
+    public init(bundle: Bundle) {
+        root = bundle.url(forResource: "Fixtures", withExtension: nil)
+    }
+
+    public func url(_ relativePath: String) throws -> URL {
+        guard let root else { throw Missing(path: "Fixtures") }
         let url = root.appendingPathComponent(relativePath)
         guard FileManager.default.fileExists(atPath: url.path) else { throw Missing(path: relativePath) }
         return url
     }
 
-    static func bytes(_ relativePath: String) throws -> [UInt8] {
+    public func bytes(_ relativePath: String) throws -> [UInt8] {
         Array(try Data(contentsOf: url(relativePath)))
     }
 
-    static func text(_ relativePath: String) throws -> String {
+    public func text(_ relativePath: String) throws -> String {
         String(decoding: try bytes(relativePath), as: UTF8.self)
     }
 
-    /// The repository checkout this test file belongs to (for the shipped `providers.d`).
-    static var repositoryRoot: URL {
+    /// The repository checkout the tests belong to (for the shipped `providers.d`, the examples).
+    public static var repositoryRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 }

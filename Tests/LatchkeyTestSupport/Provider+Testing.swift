@@ -70,3 +70,17 @@ extension Provider {
         }
     }
 }
+
+extension Provider {
+    /// A provider file of kind `oidc` (the least a file needs), as a providers.d directory holds it.
+    public static func oidcFile(_ displayName: String, redirectPath: String? = nil) -> String {
+        var text = """
+            display_name = "\(displayName)"
+            kind = "oidc"
+            issuer = "https://\(displayName.lowercased()).example.com"
+
+            """
+        if let redirectPath { text += "redirect_path = \"\(redirectPath)\"\n" }
+        return text
+    }
+}

@@ -1,22 +1,22 @@
-import Foundation
+public import Foundation
 
 /// A fresh directory (mode 0700) under the system temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let path: String
+public struct TemporaryDirectory: Sendable {
+    public let path: String
 
-    init() throws {
+    public init() throws {
         path = NSTemporaryDirectory() + "latchkey-tests-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
     /// Writes `text` to `name` inside the directory and returns the file's path.
     @discardableResult
-    func write(_ name: String, _ text: String, mode: Int = 0o600) throws -> String {
+    public func write(_ name: String, _ text: String, mode: Int = 0o600) throws -> String {
         try write(name, bytes: Array(text.utf8), mode: mode)
     }
 
     @discardableResult
-    func write(_ name: String, bytes: [UInt8], mode: Int = 0o600) throws -> String {
+    public func write(_ name: String, bytes: [UInt8], mode: Int = 0o600) throws -> String {
         let file = path + "/" + name
         try FileManager.default.createDirectory(
             atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -25,7 +25,7 @@ struct TemporaryDirectory {
         return file
     }
 
-    func remove() {
+    public func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }
 }

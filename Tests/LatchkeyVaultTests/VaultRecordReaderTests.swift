@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 @testable import LatchkeyVault
@@ -125,19 +126,5 @@ import Testing
         let utf16: [UInt8] = [0xFF, 0xFE] + units
         #expect(throws: VaultRecordReader.Malformed.self) { try Self.readerRecords(utf16) }
         #expect(try VaultContents.decode(utf16) == [record])
-    }
-}
-
-/// A seeded generator, so a failure names inputs that can be made again.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
