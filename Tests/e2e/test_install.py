@@ -82,6 +82,14 @@ def test_install_puts_each_file_where_a_unix_user_looks_for_it_with_sane_modes(p
     assert directories and all(stat.S_IMODE(d.stat().st_mode) == 0o755 for d in directories), directories
 
 
+def test_the_installed_programs_are_stripped_and_the_whole_tree_stays_under_100_mb(prefix):
+    for program in (prefix / "bin" / "latchkey", prefix / "libexec" / "latchkey" / "latchkey-cli"):
+        sections = subprocess.run(["readelf", "-S", "-W", str(program)], capture_output=True, text=True, check=True).stdout
+        assert ".symtab" not in sections and ".debug_info" not in sections, f"{program} is not stripped"
+    size = sum(p.lstat().st_size for p in prefix.rglob("*") if p.is_file() and not p.is_symlink())
+    assert size <= 100 * 1024 * 1024, f"the installed tree is {size / 1024 / 1024:.1f} MB"
+
+
 def test_the_installed_latchkey_runs_latchkey_cli_from_libexec(lk, prefix):
     lk.add_provider("alpha")
     version = run(lk, prefix, prefix / "bin" / "latchkey", "--version")
