@@ -33,8 +33,6 @@ func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     } catch {
         _ = (error.description, error.category)
     }
-    // The reader alone, on the whole input: no trap whatever it holds.
-    _ = try? StrictXML.parse(input)
     return 0
 }
 
