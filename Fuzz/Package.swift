@@ -16,7 +16,8 @@ let strictSettings: [SwiftSetting] = [
 /// One executable per parser, `Sources/fuzz-NAME/main.swift`, with its seeds in `corpus/NAME/`.
 let fuzzTargets = [
     "redirect-request", "provider-file", "jwks", "id-token", "token-response", "discovery", "identity-toolkit",
-    "plugin-answer", "vault-header", "git-credential", "exec-info", "credential-helper",
+    "plugin-answer", "vault-header", "git-credential", "exec-info", "credential-helper", "sse", "www-authenticate",
+    "protected-resource", "json-rpc", "sts-xml", "openbao-answer", "broker-wire",
 ]
 
 let package = Package(

@@ -3,6 +3,7 @@
 internal import Foundation
 internal import FuzzSupport
 internal import LatchkeyOAuth
+internal import LatchkeyProviders
 internal import LatchkeyVault
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -3,7 +3,7 @@
 // An accepted request's answer must carry the version asked for and decode back as JSON.
 internal import Foundation
 internal import FuzzSupport
-internal import LatchkeyLauncher
+internal import LatchkeyBrokerWire
 
 @testable internal import LatchkeyCredentialHelpers
 @testable internal import LatchkeyVault

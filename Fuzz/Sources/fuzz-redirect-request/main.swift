@@ -7,6 +7,7 @@
 internal import Foundation
 internal import FuzzSupport
 internal import LatchkeyOAuth
+internal import LatchkeyProviders
 internal import LatchkeyVault
 
 enum Fixed {
