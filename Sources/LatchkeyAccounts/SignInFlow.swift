@@ -30,7 +30,8 @@ public struct SignInFlow: Sendable {
         /// registration. → `clientRegistered`
         /// `forDevice`: the sign-in is a device sign-in, which needs a client registered for it.
         case registerClient(OAuthProvider, ServerMetadata, forDevice: Bool)
-        /// Bind a loopback listener. → `listenerBound`
+        /// Bind a loopback listener: on one of the provider's `loopback_port`s, or, for a client
+        /// Latchkey registers itself, on the port it registered when that is free. → `listenerBound`
         case bindListener(OAuthProvider)
         /// Push the authorization request to the PAR endpoint (RFC 9126). → `authorizationRequestPushed`
         case pushAuthorizationRequest(PendingAuthorization)
@@ -129,8 +130,12 @@ public struct SignInFlow: Sendable {
         /// The redirect is judged; the browser is told before the verdict is acted on.
         case answeringBrowser(OAuthLeg, Verdict)
         case startingDevice(OAuthLeg, ServerMetadata)
-        /// Registering Latchkey at the server, or finding the client it registered (RFC 7591).
-        case registering(OAuthLeg, ServerMetadata)
+        /// Listening first, so that the client Latchkey registers names the very port: servers
+        /// such as the MCP SDK's match a redirect URI port and all, RFC 8252 §7.3 notwithstanding.
+        case bindingToRegister(OAuthLeg, ServerMetadata)
+        /// Registering Latchkey at the server, or finding the client it registered (RFC 7591);
+        /// `bound` is the listener's port and addresses when it was bound for the registration.
+        case registering(OAuthLeg, ServerMetadata, bound: (port: Int, addresses: [String])?)
         case identifyingOAuthAccount(OAuthLeg)
         /// The account of a federated sign-in's first factor is stored before its ID token goes on.
         case storingFirstFactor(AccountRecord, OAuthLeg, FirebaseProvider)
@@ -241,16 +246,26 @@ public struct SignInFlow: Sendable {
             return startSecondFactor(.federated(providerID: first.firebaseProviderID, idToken: idToken), firebase)
         case (.fetchingMetadata(let leg), .metadataFetched(let metadata)):
             guard leg.provider.choices.registration != .dynamic else {
-                state = .registering(leg, metadata)
+                if leg.mode == .loopback && leg.provider.loopbackPorts.isEmpty {
+                    state = .bindingToRegister(leg, metadata)
+                    return .bindListener(leg.provider)
+                }
+                state = .registering(leg, metadata, bound: nil)
                 return .registerClient(leg.provider, metadata, forDevice: leg.mode == .device)
             }
             return signIn(leg, metadata)
-        case (.registering(var leg, let metadata), .clientRegistered(let clientID, let grantsDeviceCode)):
+        case (.bindingToRegister(var leg, let metadata), .listenerBound(let port, let addresses)):
+            // The registration lists this port's redirect URI alone.
+            leg.provider.client.loopbackPorts = [port]
+            state = .registering(leg, metadata, bound: (port, addresses))
+            return .registerClient(leg.provider, metadata, forDevice: false)
+        case (.registering(var leg, let metadata, let bound), .clientRegistered(let clientID, let grantsDeviceCode)):
             if leg.mode == .device && !grantsDeviceCode {
                 return fail(ClientRegistrationError.deviceNotRegistered(provider: leg.provider.name))
             }
             leg.provider.client.clientID = clientID
-            return signIn(leg, metadata)
+            guard let bound else { return signIn(leg, metadata) }
+            return authorize(leg, metadata, redirectURI: leg.provider.redirectURI(port: bound.port), listeningOn: bound.addresses)
         case (.binding(let leg, let metadata), .listenerBound(let port, let addresses)):
             return authorize(leg, metadata, redirectURI: leg.provider.redirectURI(port: port), listeningOn: addresses)
         case (.pushing(let leg, let addresses), .authorizationRequestPushed(let pending)):

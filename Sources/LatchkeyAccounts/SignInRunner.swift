@@ -21,7 +21,10 @@ struct SignInRunner {
         while true {
             switch action {
             case .finished(let record, let outcome): return (record, outcome)
-            case .failed(let error): throw error
+            case .failed(let error):
+                // A listener bound before a later step failed (a registration, a pushed request).
+                await effects.closeListener()
+                throw error
             default: action = flow.handle(await effects.perform(action))
             }
         }
@@ -46,6 +49,32 @@ struct SignInRunner {
                 return .backendFailed(error)
             } catch {
                 return .effectFailed(error)
+            }
+        }
+
+        /// Stops listening, if a listener is still held.
+        mutating func closeListener() async {
+            guard let bound = listener else { return }
+            listener = nil
+            await bound.close()
+        }
+
+        /// A listener on one of `provider`'s `loopback_port`s; for a client Latchkey registers
+        /// itself (no `loopback_port`), on the port its registration names when that is free, so
+        /// the registration is reused, else on any, which the flow then registers again for.
+        private func bindListener(for provider: OAuthProvider) async throws -> any RedirectListener {
+            let listeners = service.listeners
+            let listen = { (ports: [Int]) in
+                try await listeners.bind(path: provider.redirectPath, host: provider.loopbackHost, ports: ports)
+            }
+            guard provider.loopbackPorts.isEmpty, provider.choices.registration == .dynamic,
+                let registered = try await service.keystore.registeredClient(for: provider.name),
+                let port = registered.redirectURIs.first.flatMap({ URLComponents(string: $0)?.port })
+            else { return try await listen(provider.loopbackPorts) }
+            do {
+                return try await listen([port])
+            } catch {
+                return try await listen([])
             }
         }
 
@@ -76,8 +105,7 @@ struct SignInRunner {
                 return .clientRegistered(clientID: client.clientID, grantsDeviceCode: client.grantsDeviceCode == true)
             case .bindListener(let provider):
                 // Bound before the browser opens (RFC 8252 §7.3), so the redirect cannot race the listener.
-                let bound = try await service.listeners.bind(
-                    path: provider.redirectPath, host: provider.loopbackHost, ports: provider.loopbackPorts)
+                let bound = try await bindListener(for: provider)
                 listener = bound
                 return .listenerBound(port: bound.port, addresses: bound.addresses)
             case .pushAuthorizationRequest(let pending):

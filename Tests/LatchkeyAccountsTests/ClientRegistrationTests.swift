@@ -313,6 +313,42 @@ struct ClientRegistrationTests {
         #expect(started.clientID == "registered-9")
     }
 
+    @Test("without loopback_port the listener is bound first and the client registered for its very port, then the browser goes there")
+    func registersTheBoundPort() throws {
+        let (server, withPort) = Self.server()
+        var provider = withPort
+        guard case .oidc(var client) = provider.kind else { preconditionFailure("an oidc provider") }
+        client.loopbackPorts = []
+        provider.kind = .oidc(client)
+        let metadata = ServerMetadata(
+            issuer: server.issuer.issuer, authorizationEndpoint: URL(string: "https://corp.example/authorize")!,
+            tokenEndpoint: URL(string: "https://corp.example/token")!, jwksURI: URL(string: "https://corp.example/jwks"))
+        var flow = SignInFlow(provider: provider, mode: .loopback)
+        guard case .openKeystore = flow.start(), case .fetchMetadata = flow.handle(.keystoreOpened),
+            case .bindListener(let binding) = flow.handle(.metadataFetched(metadata))
+        else {
+            Issue.record("no listener before the registration")
+            return
+        }
+        #expect(binding.loopbackPorts.isEmpty, "any port, or the one registered before (the runner's choice)")
+        guard
+            case .registerClient(let registering, _, forDevice: false) = flow.handle(
+                .listenerBound(port: 41234, addresses: ["127.0.0.1:41234"]))
+        else {
+            Issue.record("no registration after the listener")
+            return
+        }
+        #expect(registering.registeredRedirectURIs == ["http://127.0.0.1:41234/oauth2redirect/corp"])
+        guard
+            case .openBrowser(let pending, ["127.0.0.1:41234"]) = flow.handle(
+                .clientRegistered(clientID: "registered-9", grantsDeviceCode: false))
+        else {
+            Issue.record("no browser after the registration")
+            return
+        }
+        #expect(pending.redirectURI == "http://127.0.0.1:41234/oauth2redirect/corp" && pending.provider.clientID == "registered-9")
+    }
+
     @Test("the provider file's registration key: dynamic without client_id, and what it cannot go with")
     func providerFile() throws {
         let base = "display_name = \"Corp\"\nkind = \"oidc\"\nissuer = \"https://corp.example\"\n"

@@ -9,6 +9,8 @@ same account.
 
 import asyncio
 import json
+import re
+import socket
 import sys
 import time
 
@@ -114,3 +116,42 @@ def test_a_client_metadata_url_is_refused_where_the_sdks_server_does_not_take_on
     assert list(lk.providers_dir.iterdir()) == []
     both = lk.run("mcp", "add", sdk_server.url, "--client-id", "c", "--client-metadata-url", "https://client.example.net/c.json")
     assert both.code == EX_USAGE and "not both" in both.stderr, both
+
+
+
+def delivered_ports(lk) -> list[int]:
+    """The ports the scripted browser delivered redirects to, in order (its log)."""
+    return [int(m) for m in re.findall(r"delivered http://127\.0\.0\.1:(\d+)/", lk.ua_log_text())]
+
+
+def test_mcp_add_without_a_port_registers_the_port_it_listens_on_and_a_taken_port_registers_again(lk, sdk_server):
+    """The SDK's authorization server matches a redirect URI port and all; Latchkey, registering
+    its own client, lists the exact URI it will listen on (before: a port-less URI, which the SDK
+    refused at the redirect, `Redirect URI … not registered for client`, and `mcp add` waited for
+    a redirect that never came)."""
+    added = lk.run("mcp", "add", sdk_server.url, "--timeout", "30", timeout=90)
+    assert added.code == EX_OK, added
+    assert_clean_stderr(added)
+    assert "loopback_port" not in (lk.providers_dir / "127.0.0.1.toml").read_text()
+    first_client, _ = call_whoami(sdk_server.url, headers(lk)).split(" ")
+
+    # Signing in again listens on the port registered, and reuses the registration.
+    again = lk.run("login", "127.0.0.1:unnamed", "--timeout", "30", timeout=90)
+    assert again.code == EX_OK, again
+    [port, same] = delivered_ports(lk)
+    assert same == port
+    assert call_whoami(sdk_server.url, headers(lk)).split(" ")[0] == first_client
+
+    # Another program holds that port now: the sign-in listens on another and registers it.
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the last sign-in's connections linger in TIME_WAIT
+    holder.bind(("127.0.0.1", port))
+    holder.listen(1)
+    try:
+        moved = lk.run("login", "127.0.0.1:unnamed", "--timeout", "30", timeout=90)
+        assert moved.code == EX_OK, moved
+    finally:
+        holder.close()
+    assert delivered_ports(lk)[-1] != port
+    second_client, resource = call_whoami(sdk_server.url, headers(lk)).split(" ")
+    assert second_client != first_client and resource == sdk_server.url
