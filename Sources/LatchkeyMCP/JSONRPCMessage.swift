@@ -47,6 +47,9 @@ public struct JSONRPCMessage: Sendable, Equatable {
     public var line: [UInt8]
     /// `result.protocolVersion` of a response (the MCP `initialize` answer), if it is a string.
     public var protocolVersion: String?
+    /// What a message that is not a batch names in its `params`: `name` (a tool's, a prompt's) or `uri` (a
+    /// resource's), when it is a string; mirrored in the `Mcp-Name` header.
+    public var paramsName: String?
 
     /// The message `bytes` hold; `nil` when they are not a JSON-RPC message or batch.
     public init?(_ bytes: some Collection<UInt8>) {
@@ -55,6 +58,7 @@ public struct JSONRPCMessage: Sendable, Equatable {
         if let one = try? decoder.decode(Envelope.self, from: data), let kind = one.kind {
             kinds = [kind]
             protocolVersion = one.protocolVersion
+            paramsName = one.paramsName
         } else if let batch = try? decoder.decode([Envelope].self, from: data), !batch.isEmpty {
             let found = batch.compactMap(\.kind)
             guard found.count == batch.count else { return nil }
@@ -92,9 +96,14 @@ public struct JSONRPCMessage: Sendable, Equatable {
     private struct Envelope: Decodable {
         var kind: Kind?
         var protocolVersion: String?
+        var paramsName: String?
 
-        private enum CodingKeys: String, CodingKey { case jsonrpc, id, method, result, error }
+        private enum CodingKeys: String, CodingKey { case jsonrpc, id, method, params, result, error }
         private struct Result: Decodable { var protocolVersion: String? }
+        private struct Params: Decodable {
+            var name: String?
+            var uri: String?
+        }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -102,6 +111,9 @@ public struct JSONRPCMessage: Sendable, Equatable {
             let id = try container.decodeIfPresent(ID.self, forKey: .id)
             if let method = try container.decodeIfPresent(String.self, forKey: .method) {
                 kind = id.map { .request($0, method: method) } ?? .notification(method: method)
+                // `params` may be anything (an array, names of another type): only strings are read.
+                let params = try? container.decodeIfPresent(Params.self, forKey: .params)
+                paramsName = params?.name ?? params?.uri
             } else if container.contains(.result) || container.contains(.error) {
                 kind = .response(id)
                 protocolVersion = (try? container.decodeIfPresent(Result.self, forKey: .result))?.protocolVersion

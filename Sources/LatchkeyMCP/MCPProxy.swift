@@ -155,7 +155,7 @@ public final class MCPProxy: Sendable {
                 refuse(message, "the MCP server refused the token (HTTP 401), and no new one is given: \(reason)")
                 return
             }
-            let headers = state.withLock { $0.session.postHeaders(authorization: authorization) }
+            let headers = state.withLock { $0.session.postHeaders(authorization: authorization, for: message) }
             let answer = Answer(message: message)
             do {
                 _ = try await transport.stream(HTTPRequest(method: .post, url: url, headers: headers, body: message.line)) { part in

@@ -40,11 +40,34 @@ public struct MCPProxySession: Sendable {
 
     public init() {}
 
-    /// The headers of a POST carrying a client's message (§"Sending Messages to the Server"),
-    /// with `authorization` (the account's `Authorization`, and `DPoP` for a bound token).
-    public func postHeaders(authorization: [(String, String)]) -> [(String, String)] {
-        [("Accept", "application/json, text/event-stream"), ("Content-Type", "application/json")]
+    /// The headers of a POST carrying a client's `message` (§"Sending Messages to the Server"),
+    /// with `authorization` (the account's `Authorization`, and `DPoP` for a bound token), and
+    /// the standard headers that mirror a request for the intermediaries between (SEP-2243):
+    /// `Mcp-Method`, and `Mcp-Name` for the methods that name a tool, resource or prompt.
+    public func postHeaders(authorization: [(String, String)], for message: JSONRPCMessage) -> [(String, String)] {
+        var mirrored: [(String, String)] = []
+        if message.kinds.count == 1, case .request(_, let method) = message.kinds[0] {
+            mirrored.append(("Mcp-Method", Self.headerValue(method)))
+            if Self.namingMethods.contains(method), let name = message.paramsName {
+                mirrored.append(("Mcp-Name", Self.headerValue(name)))
+            }
+        }
+        return [("Accept", "application/json, text/event-stream"), ("Content-Type", "application/json")] + mirrored
             + sessionHeaders(authorization: authorization)
+    }
+
+    /// The methods whose `Mcp-Name` is required (SEP-2243): the tool, resource or prompt named.
+    static let namingMethods: Set<String> = ["tools/call", "resources/read", "prompts/get"]
+
+    /// `text` as a header value: as it is when it is printable ASCII without space at either end,
+    /// else (and whenever it could be read as one) in SEP-2243's Base64 sentinel,
+    /// `=?base64?…?=` over its UTF-8, so no name can split a header or lose a character.
+    static func headerValue(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        let plain =
+            bytes.allSatisfy { (0x20...0x7E).contains($0) } && bytes.first != 0x20 && bytes.last != 0x20
+            && !text.hasPrefix("=?base64?")
+        return plain ? text : "=?base64?" + Data(bytes).base64EncodedString() + "?="
     }
 
     /// The headers every request of the session carries (the DELETE that ends it too).

@@ -98,16 +98,52 @@ struct MCPProxySessionTests {
         var session = MCPProxySession()
         let initialize = try message(#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#)
         let bearer = [("Authorization", "Bearer t")]
-        #expect(session.postHeaders(authorization: bearer).map(\.0) == ["Accept", "Content-Type", "Authorization"])
+        #expect(
+            session.postHeaders(authorization: bearer, for: initialize).map(\.0) == [
+                "Accept", "Content-Type", "Mcp-Method", "Authorization",
+            ])
         session.sending(initialize)
         let reply = session.reply(
             to: initialize, status: 200, headers: [("mcp-session-id", "abc-1"), ("Content-Type", "text/event-stream; charset=utf-8")])
         #expect(reply == .eventStream)
         session.received(try message(#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}"#))
-        let headers = session.postHeaders(authorization: bearer)
+        let headers = session.postHeaders(authorization: bearer, for: initialize)
         #expect(headers.first { $0.0 == "Accept" }?.1 == "application/json, text/event-stream")
         #expect(headers.first { $0.0 == "Mcp-Session-Id" }?.1 == "abc-1")
         #expect(headers.first { $0.0 == "MCP-Protocol-Version" }?.1 == "2025-06-18")
+    }
+
+    @Test("a request's method and the tool, resource or prompt it names are mirrored in Mcp-Method and Mcp-Name (SEP-2243)")
+    func standardHeaders() throws {
+        let session = MCPProxySession()
+        func mirrored(_ json: String) throws -> [String] {
+            session.postHeaders(authorization: [], for: try message(json)).filter { $0.0.hasPrefix("Mcp-") }.map { "\($0.0): \($0.1)" }
+        }
+        #expect(
+            try mirrored(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{}}}"#) == [
+                "Mcp-Method: tools/call", "Mcp-Name: get_weather",
+            ])
+        #expect(
+            try mirrored(#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///a b"}}"#) == [
+                "Mcp-Method: resources/read", "Mcp-Name: file:///a b",
+            ])
+        // Not printable ASCII, or able to split a header: the Base64 sentinel over its UTF-8.
+        #expect(
+            try mirrored(#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t\u00f6\u00f6l"}}"#) == [
+                "Mcp-Method: tools/call", "Mcp-Name: =?base64?dMO2w7Zs?=",
+            ])
+        #expect(
+            try mirrored(#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"a\r\nX-Injected: 1"}}"#) == [
+                "Mcp-Method: prompts/get", "Mcp-Name: =?base64?YQ0KWC1JbmplY3RlZDogMQ==?=",
+            ])
+        #expect(try mirrored(#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"name":"x"}}"#) == ["Mcp-Method: tools/list"])
+        // A notification, a batch or a name that is not a string mirror nothing they cannot.
+        #expect(try mirrored(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#) == [])
+        #expect(
+            try mirrored(
+                #"[{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"a"}},{"jsonrpc":"2.0","id":8,"method":"tools/list"}]"#
+            ) == [])
+        #expect(try mirrored(#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":7}}"#) == ["Mcp-Method: tools/call"])
     }
 
     @Test("a session ID or version on an answer to anything but initialize is not taken, nor one that could split a header")
