@@ -1,6 +1,6 @@
 public import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
+import LatchkeyVault
 
 /// The provider file's AWS defaults (`aws_role_arn`, `aws_roles`, `aws_region`, `aws_sts_endpoint`,
 /// `aws_web_identity_token`), which `latchkey aws-credential`'s options override.

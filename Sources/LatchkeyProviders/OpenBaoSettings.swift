@@ -1,6 +1,6 @@
 public import Foundation
 import LatchkeySupport
-public import LatchkeyVault
+import LatchkeyVault
 import TOMLKit
 
 /// `[openbao]` in config.toml: the OpenBao cluster that is to keep the accounts (a KV version 2

@@ -1,5 +1,5 @@
 package import CLatchkeySys
-public import Foundation
+import Foundation
 public import LatchkeyEssentials
 public import LatchkeyVault
 

@@ -1,7 +1,7 @@
 import CLatchkeySys
 import Foundation
 import LatchkeyEssentials
-public import LatchkeyVault
+package import LatchkeyVault
 
 /// A secret kept in a file of its own, on one line, that no one but its owner may read:
 /// `LATCHKEY_PASSPHRASE_FILE` and a provider's `client_secret_file`.

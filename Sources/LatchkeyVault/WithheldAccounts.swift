@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import LatchkeyEssentials
 
 /// The accounts whose tokens the launcher never answers with (`confirm = true`): it leaves them
