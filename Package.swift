@@ -378,6 +378,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyBrokerTests",
             dependencies: [
+                "CLatchkeySys",
                 "LatchkeyAccounts",
                 "LatchkeyBroker",
                 "LatchkeyBrokerWire",

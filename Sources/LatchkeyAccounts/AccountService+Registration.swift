@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import LatchkeyEssentials
 import LatchkeyKeystore
 public import LatchkeyOAuth

@@ -5,7 +5,7 @@ import LatchkeyEssentials
 import LatchkeyKeystore
 import LatchkeyProviders
 import LatchkeySupport
-public import LatchkeyVault
+import LatchkeyVault
 import Synchronization
 
 /// `latchkey agent`: the keystore's door for other processes, on this machine through a socket in

@@ -1,7 +1,7 @@
 import Foundation
 public import LatchkeyAccounts
 import LatchkeyBrokerWire
-public import LatchkeyKeystore
+import LatchkeyKeystore
 import LatchkeyProviders
 
 /// Someone at a command's terminal, who can sign in, approve a release of a `confirm = true`

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import LatchkeyAccounts
 public import LatchkeyBrokerWire
 import LatchkeyClouds
@@ -6,7 +6,7 @@ import LatchkeyCredentialHelpers
 import LatchkeyEssentials
 public import LatchkeyKeystore
 import LatchkeyOAuth
-public import LatchkeyProviders
+import LatchkeyProviders
 import LatchkeySupport
 public import LatchkeyVault
 

@@ -1,5 +1,5 @@
 import Foundation
-public import LatchkeyBrokerWire
+import LatchkeyBrokerWire
 import LatchkeyEssentials
 import LatchkeyVault
 

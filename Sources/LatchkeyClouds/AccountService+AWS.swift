@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 public import LatchkeyAccounts
 import LatchkeyBrokerWire
 public import LatchkeyEssentials

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import LatchkeyEssentials
 package import LatchkeyProviders
 public import LatchkeyVault

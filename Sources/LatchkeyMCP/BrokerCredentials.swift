@@ -2,7 +2,7 @@ public import Foundation
 public import LatchkeyBroker
 import LatchkeyBrokerWire
 import LatchkeyOAuth
-public import LatchkeyVault
+import LatchkeyVault
 
 /// The account's headers for each request `mcp proxy` sends, from the broker, whichever it is:
 /// its token, and for a DPoP-bound one a proof for that very request (RFC 9449 §7.1), made by

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What the proxy needs to know of one JSON-RPC 2.0 message (JSON-RPC 2.0 §4, §5) to route it:
 /// its `id`, whether it asks (`method`) or answers (`result`/`error`), and the bytes to pass on.

@@ -1,9 +1,9 @@
-public import Foundation
+import Foundation
 import LatchkeyEssentials
 public import LatchkeyOAuth
 public import LatchkeyProviders
 import LatchkeySupport
-public import LatchkeyVault
+import LatchkeyVault
 
 /// What `latchkey mcp add` learns from an MCP server's URL alone (the MCP authorization spec):
 /// the 401 names the resource's metadata (RFC 9728), which names the authorization server,

@@ -1,3 +1,4 @@
+import CLatchkeySys
 import Foundation
 import LatchkeySecondFactor
 import LatchkeySupport
@@ -126,14 +127,23 @@ final class BrokerBench {
             composition: composition, options: Agent.Options(socket: localSocket, forwardSocket: forwardSocket, say: { _ in }))
         let running = Task { try await agent.run() }
         self.agent = (agent, running)
+        // Until each socket takes a connection: its file appears at bind(2), before listen(2).
         for _ in 0..<500 {
-            if FileManager.default.fileExists(atPath: localSocket) && FileManager.default.fileExists(atPath: forwardSocket) { return }
+            if [localSocket, forwardSocket].allSatisfy(Self.accepts) { return }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw BenchError.agentDidNotListen
     }
 
-    /// Stops the agent, if one ran, and removes the directory.
+    /// Whether something listens at the Unix socket `path` (a connection made and closed at once).
+    private static func accepts(_ path: String) -> Bool {
+        let descriptor = lk_unix_connect(path)
+        guard descriptor >= 0 else { return false }
+        Glibc.close(descriptor)
+        return true
+    }
+
+        /// Stops the agent, if one ran, and removes the directory.
     func close() async {
         if let agent {
             agent.agent.stop()

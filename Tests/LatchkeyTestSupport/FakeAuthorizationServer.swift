@@ -4,7 +4,7 @@ import LatchkeyCrypto
 public import LatchkeyKeystore
 public import LatchkeyOAuth
 public import LatchkeyProviders
-public import LatchkeySupport
+import LatchkeySupport
 import LatchkeyVault
 import Synchronization
 

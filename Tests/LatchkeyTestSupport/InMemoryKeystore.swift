@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 public import LatchkeyKeystore
-public import LatchkeySupport
+import LatchkeySupport
 public import LatchkeyVault
 
 /// A keystore held in memory: what a vault would store, without a file, a KDF or a lock file.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// `openssl s_server` on 127.0.0.1 with a certificate it signed itself (for that very address).
 public struct SelfSignedTLSServer: Sendable {

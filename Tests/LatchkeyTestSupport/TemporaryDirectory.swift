@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A fresh directory (mode 0700) under the system temporary directory, removed by `remove()`.
 public struct TemporaryDirectory: Sendable {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import LatchkeyVault
 
 /// `latchkey keystore migrate`: moves every account and registered client of one keystore
