@@ -143,7 +143,7 @@ final class BrokerBench {
         return true
     }
 
-        /// Stops the agent, if one ran, and removes the directory.
+    /// Stops the agent, if one ran, and removes the directory.
     func close() async {
         if let agent {
             agent.agent.stop()
