@@ -15,10 +15,9 @@ extension AWSRoleOptions {
     /// `AWS_ENDPOINT_URL_STS`, else the regional endpoint of `aws_region`, `AWS_REGION` or
     /// `AWS_DEFAULT_REGION`, else the global one.
     static func defaultEndpoint(region: String?, environment: [String: String]) throws(AWSCredentialError) -> URL {
-        if let raw = environment["AWS_ENDPOINT_URL_STS"], !raw.isEmpty { return try endpoint(raw) }
+        if let raw = environment[endpointVariable], !raw.isEmpty { return try endpoint(raw) }
         guard
-            let region = region
-                ?? [environment["AWS_REGION"], environment["AWS_DEFAULT_REGION"]].compactMap({ $0 }).first(where: { !$0.isEmpty })
+            let region = region ?? regionVariables.compactMap({ environment[$0] }).first(where: { !$0.isEmpty })
         else { return URL(string: "https://sts.amazonaws.com")! }
         guard AWSNames.isRegion(region) else { throw .invalidRegion(region) }
         return URL(string: "https://sts.\(region).amazonaws.com")!

@@ -14,7 +14,11 @@ public struct AWSRoleOptions: Sendable, Hashable, Codable {
     /// The variables of the AWS SDKs that choose an STS endpoint when neither `--sts-endpoint`
     /// nor the provider file does: the answer depends on them, so the launcher's kept answer is
     /// keyed by them too, and an agent heeds them from a client on its own machine only.
-    public static let environmentNames = ["AWS_ENDPOINT_URL_STS", "AWS_REGION", "AWS_DEFAULT_REGION"]
+    public static let environmentNames = [endpointVariable] + regionVariables
+    /// The AWS SDKs' variable naming STS's URL.
+    public static let endpointVariable = "AWS_ENDPOINT_URL_STS"
+    /// The AWS SDKs' variables naming the region, the first set winning.
+    public static let regionVariables = ["AWS_REGION", "AWS_DEFAULT_REGION"]
 
     public init(roleARN: String? = nil, duration: Int? = nil, sessionName: String? = nil, stsEndpoint: String? = nil) {
         self.roleARN = roleARN
