@@ -88,7 +88,7 @@ final class RecentRecords: Keystore {
         base.keepAnswerForLauncher(text, key: key, of: record, until: until)
     }
 
-    func findings(environment: [String: String]) -> [Finding] { base.findings(environment: environment) }
+    func findings(environment: [String: String]) async -> [Finding] { await base.findings(environment: environment) }
 }
 
 /// Which file is at a path, and which version of it: device, inode, size and change times.

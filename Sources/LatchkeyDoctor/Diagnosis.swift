@@ -86,7 +86,7 @@ public struct Diagnosis: Sendable {
 
     /// Every check in order.
     public func run() async -> [Finding] {
-        var findings = providers() + configuration() + forwardedHosts() + keystore()
+        var findings = providers() + configuration() + forwardedHosts() + (await keystore())
         findings.append(kernelKeyring())
         findings.append(secretService())
         findings += await loopback()
@@ -199,7 +199,7 @@ public struct Diagnosis: Sendable {
     // MARK: - Keystore
 
     /// The keystore's own account of itself (`Keystore.findings`).
-    func keystore() -> [Finding] { composition.keystore.findings(environment: environment) }
+    func keystore() async -> [Finding] { await composition.keystore.findings(environment: environment) }
 
     /// The kernel keyring keeps an unlocked vault's key between commands; without it each asks.
     func kernelKeyring() -> Finding {

@@ -72,8 +72,9 @@ public protocol Keystore: Sendable {
     func lock() -> Bool
 
     /// What `latchkey doctor` says of this keystore: where it is, whether it can be used, and
-    /// what to run where it cannot. Nothing is decrypted or asked for.
-    func findings(environment: [String: String]) -> [Finding]
+    /// what to run where it cannot. Nothing is decrypted or asked for; a keystore on the network
+    /// may ask it what it holds (OpenBao's leases).
+    func findings(environment: [String: String]) async -> [Finding]
 
     /// Keeps `text`, the full command's whole answer about `record`, for the launcher to print
     /// until `until` under the key `key` names for the keystore's location, while the launcher's

@@ -40,6 +40,15 @@ struct KeystoreMigrationTests {
         #expect(outcome == .alreadyThere && there == Self.record("alice"))
     }
 
+    @Test("a copy the openbao journal wrote back (the same refresh token, as new, no access token) is replaced by the whole record")
+    func journaledCopyIsCompleted() {
+        var journaled = Self.record("alice", token: "")
+        journaled.idToken = nil
+        var there: AccountRecord? = journaled
+        let (outcome, kept) = KeystoreMigration.merge(Self.record("alice"), into: &there, targetHasDefault: false)
+        #expect(outcome == .alreadyThere && kept == Self.record("alice") && there == Self.record("alice"))
+    }
+
     @Test("a newer copy at the target is kept, and so is one as new; an older one is replaced")
     func newerWins() {
         let older = Self.record("alice", updated: 1_750_000_000, token: "fake-old")

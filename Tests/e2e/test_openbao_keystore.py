@@ -321,18 +321,24 @@ def test_a_secret_at_the_path_that_is_not_latchkeys_is_refused_and_left_alone(ma
     assert stored(openbao, f"{path}/accounts/database")["metadata"]["version"] == 1
 
 
-def test_a_write_back_openbao_refuses_after_the_provider_answered_waits_in_the_journal(machines, openbao, reuse_idp):
-    (one, two), path = machines
-    for machine in (one, two):
-        machine.add_provider("a", reuse_idp)
-    assert one.login("a").code == EX_OK
-    # The lease may still be written, the accounts no longer: the refresh runs, its write back fails.
+def write_only_leases_policy(openbao: OpenBaoCluster, path: str) -> str:
+    """A policy that lets the leases be written but not the accounts: a refresh runs, its write
+    back fails after the provider answered. Its name."""
     name = f"readonly-{secrets.token_hex(3)}"
     openbao.configure("PUT", f"sys/policies/acl/{name}", {"policy": (
         f'path "secret/data/{path}/lease" {{ capabilities = ["create", "read", "update"] }}\n'
         f'path "secret/data/{path}/leases/*" {{ capabilities = ["create", "read", "update"] }}\n'
         f'path "secret/data/{path}/accounts/*" {{ capabilities = ["read"] }}\n'
         f'path "secret/metadata/{path}/*" {{ capabilities = ["read", "list"] }}\n')})
+    return name
+
+
+def test_a_write_back_openbao_refuses_after_the_provider_answered_waits_in_the_journal(machines, openbao, reuse_idp):
+    (one, two), path = machines
+    for machine in (one, two):
+        machine.add_provider("a", reuse_idp)
+    assert one.login("a").code == EX_OK
+    name = write_only_leases_policy(openbao, path)
     one.use_openbao(openbao, path, token_for(openbao, name))
     before = one.token("a")
 
@@ -349,6 +355,80 @@ def test_a_write_back_openbao_refuses_after_the_provider_answered_waits_in_the_j
     assert token != before and one.token("a") == token
     assert_userinfo(reuse_idp, token, ALICE)
     assert two.run("refresh", "a").code == EX_OK, "the rotated refresh token reached OpenBao: the family lives"
+
+
+def test_three_refreshes_of_three_accounts_while_openbao_refuses_writes_all_reach_it_later(machines, openbao, reuse_idp):
+    """Three accounts refreshed at once while OpenBao refuses the write backs: each command
+    succeeds, the journal keeps all three changes (it kept one: each replaced the whole file),
+    holds no access token and no DPoP key, and once OpenBao takes writes again every rotated
+    refresh token reaches it: the other machine refreshes each account, and the provider, which
+    revokes a family whose rotated refresh token is presented again, accepts all three."""
+    (one, two), path = machines
+    providers = TWELVE_PROVIDERS[:3]
+    for machine in (one, two):
+        for provider in providers:
+            machine.add_provider(provider, reuse_idp)
+    for provider in providers:
+        assert one.login(provider).code == EX_OK
+    before = {provider: one.token(provider) for provider in providers}
+    name = write_only_leases_policy(openbao, path)
+    one.use_openbao(openbao, path, token_for(openbao, name))
+
+    with ThreadPoolExecutor(3) as pool:
+        runs = list(pool.map(lambda provider: one.run("refresh", provider, timeout=120), providers))
+    failed = [str(run) for run in runs if run.code != EX_OK]
+    assert not failed, "\n".join(failed)
+    journal = json.loads(one.journal.read_text())
+    assert sorted(change["record"]["provider"] for change in journal["changes"]) == providers, journal
+    for change in journal["changes"]:
+        assert change["record"]["accessToken"] == "" and "dpopKey" not in change["record"]
+    doctor = one.run("doctor")
+    assert "openbao journal" in doctor.stdout and "holds 3 changes" in doctor.stdout, doctor
+
+    openbao.configure("PUT", f"sys/policies/acl/{name}", {"policy": team_policy("team")})
+    assert one.run("status").code == EX_OK
+    assert not one.journal.exists(), "the next command wrote every change and removed the journal"
+    for provider in providers:
+        assert two.run("refresh", provider).code == EX_OK, f"{provider}: OpenBao holds the family's newest refresh token"
+        token = two.token(provider)
+        assert token != before[provider]
+        assert_userinfo(reuse_idp, token, ALICE)
+
+
+def test_a_lease_with_a_deadline_no_latchkey_writes_is_taken_over_listed_and_cleared(machines, openbao, idp_a):
+    """A teammate writes the path's lease with the deadline 99999999999: the refresh on the
+    other machine still succeeds at once (it waited 90 s and failed, and so did every sign-in,
+    sign-out and `default` on the path), `doctor` and `keystore leases` name the holder and say
+    it is taken over, and `keystore leases --clear lease` frees it with check-and-set."""
+    (one, two), path = machines
+    for machine in (one, two):
+        machine.add_provider("a", idp_a)
+    assert one.login("a").code == EX_OK
+    openbao.configure("POST", f"secret/data/{path}/lease", {"data": {
+        "latchkey": "lease", "owner": "mallory-laptop pid 4242 x", "deadline": "99999999999"}})
+
+    started = time.monotonic()
+    refreshed = two.run("refresh", "a", timeout=120)
+    seconds = time.monotonic() - started
+    assert refreshed.code == EX_OK, refreshed
+    assert seconds < 10, f"the refresh waited {seconds:.1f} s for a lease that never ends"
+    assert two.run("logout", "a").code == EX_OK
+    assert one.login("a").code == EX_OK
+
+    openbao.configure("POST", f"secret/data/{path}/lease", {"data": {
+        "latchkey": "lease", "owner": "mallory-laptop pid 4242 x", "deadline": "99999999999"}})
+    doctor = two.run("doctor")
+    assert "openbao lease: lease: held by mallory-laptop pid 4242 x with the deadline 99999999999" in doctor.stdout, doctor
+    assert "latchkey keystore leases --clear lease" in doctor.stdout, doctor
+    listed = two.run("keystore", "leases")
+    assert listed.code == EX_OK and listed.stdout.startswith("lease: held by mallory-laptop pid 4242 x"), listed
+    assert "the next one takes it over" in listed.stdout, listed
+
+    cleared = two.run("keystore", "leases", "--clear", "lease")
+    assert cleared.code == EX_OK and "cleared lease" in cleared.stdout, cleared
+    assert stored(openbao, f"{path}/lease")["data"]["owner"] == ""
+    listed = two.run("keystore", "leases")
+    assert listed.code == EX_OK and listed.stdout.startswith("no lease is held"), listed
 
 
 def test_the_active_node_killed_mid_refresh_and_the_whole_cluster_restarted_lose_no_account(tmp_path, reuse_idp):

@@ -182,6 +182,14 @@ public struct KeystoreMigration: Sendable {
         }
         incoming.isDefault = current.isDefault
         if current == incoming { return (.alreadyThere, incoming) }
+        // The openbao journal wrote this move back without its access and ID tokens
+        // (`OpenBaoJournal.Entry`): the same grant, which the whole record replaces.
+        if current.accessToken.exposedValue.isEmpty, current.refreshToken == incoming.refreshToken,
+            current.updatedAt == incoming.updatedAt
+        {
+            there = incoming
+            return (.alreadyThere, incoming)
+        }
         if current.updatedAt >= record.updatedAt { return (.keptNewer, current) }
         there = incoming
         return (.replacedOlder, incoming)

@@ -36,6 +36,15 @@ public enum OpenBaoError: LatchkeyError, Equatable {
     case notLatchkeys(path: String)
     /// Another machine held the keystore's lease (`owner`, until `until`) for all of `waited` seconds.
     case leaseHeld(path: String, owner: String, until: Date, waited: Int)
+    /// `latchkey keystore leases --clear NAME` named no lease held at `path` (the keystore's path).
+    case unknownLease(name: String, path: String)
+    /// The lease to clear is held within its deadline: it ends by itself.
+    case leaseLive(path: String, owner: String, secondsLeft: Int)
+    /// OpenBao's policy does not let this token write the lease to clear it (HTTP 403).
+    case leaseNotCleared(path: String, errors: [String])
+    /// A write back failed, and these changes are bound to a DPoP key OpenBao does not hold (a
+    /// sign-in): the journal never holds a key, so they were not kept.
+    case newProofKeyNotKept(paths: [String], cause: String)
 
     public var category: FailureCategory {
         switch self {
@@ -45,7 +54,9 @@ public enum OpenBaoError: LatchkeyError, Equatable {
         case .unavailable, .unreachable, .sealed, .versionChanged: return .unavailable
         case .unusableFile, .unusableToken, .noCredential, .notLatchkeys: return .configuration
         case .malformedAnswer: return .rejected
-        case .leaseHeld: return .unavailable
+        case .leaseHeld, .leaseLive, .newProofKeyNotKept: return .unavailable
+        case .unknownLease: return .notFound
+        case .leaseNotCleared: return .rejected
         }
     }
 
@@ -92,6 +103,19 @@ public enum OpenBaoError: LatchkeyError, Equatable {
         case .leaseHeld(let path, let owner, let until, let waited):
             return
                 "another Latchkey (\(TerminalText.sanitized(owner, maxLength: 200))) held the OpenBao lease \(path) for all of \(waited) s (until \(until.formatted(.iso8601))); nothing was changed, try again"
+        case .unknownLease(let name, let path):
+            return
+                "no lease \(TerminalText.sanitized(name, maxLength: 200)) is held under \(path): `latchkey keystore leases` lists the ones that are (lease, or leases/HASH)"
+        case .leaseLive(let path, let owner, let left):
+            return
+                "the OpenBao lease \(path) is held by \(TerminalText.sanitized(owner, maxLength: 200)) for \(left) s more, within a lease's length: it ends by itself, and clearing it could let two machines refresh one account at once; nothing was changed"
+        case .leaseNotCleared(let path, let errors):
+            let words = errors.joined(separator: " ").split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+            return
+                "OpenBao refused clearing the lease \(path) (HTTP 403: \(TerminalText.sanitized(words, maxLength: 300))): this token's policy does not allow writing it; nothing was changed. Ask someone whose policy does to run `latchkey keystore leases --clear`, or an operator to delete the secret"
+        case .newProofKeyNotKept(let paths, let cause):
+            return
+                "OpenBao did not take the new tokens for \(paths.joined(separator: ", ")) (\(cause)); they are bound to a new DPoP key, which Latchkey writes to no file, so they were dropped: sign in again once OpenBao takes writes"
         }
     }
 }

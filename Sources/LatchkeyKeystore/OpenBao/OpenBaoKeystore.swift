@@ -83,7 +83,9 @@ public final class OpenBaoKeystore: Keystore {
     public func records() async throws(KeystoreError) -> [AccountRecord] {
         try await Self.typed {
             let token = try await self.currentToken()
-            try await self.writePendingJournal(token)
+            // A change OpenBao still refuses waits (reading needs none of them); a journal this
+            // machine must not use (others can read it, another path's) stops the command.
+            _ = try await self.writePendingJournal(token)
             return try await self.readMakingCopies(token)
         }
     }
@@ -92,8 +94,10 @@ public final class OpenBaoKeystore: Keystore {
     public func record(_ identity: AccountIdentity) async throws(KeystoreError) -> AccountRecord? {
         try await Self.typed {
             let token = try await self.currentToken()
-            try await self.writePendingJournal(token)
-            return try await self.readAccount(Self.name(of: identity), token: token).record
+            let name = Self.name(of: identity)
+            // OpenBao's copy of an account whose change it still refuses is not the account's.
+            if let error = try await self.writePendingJournal(token)[name] { throw error }
+            return try await self.readAccount(name, token: token).record
         }
     }
 
@@ -102,14 +106,18 @@ public final class OpenBaoKeystore: Keystore {
         _ body: (inout AccountRecord?) async throws -> Result
     ) async throws -> Result {
         let token = try await Self.typed { try await self.currentToken() }
-        // Tokens a provider rotated, still only here, go first: the body must refresh from them.
-        try await Self.typed { try await self.writePendingJournal(token) }
         let name = Self.name(of: identity)
         let inProcess = AsyncLock.forPath(lockKey(accountLeasesPath + "/" + name))
         await inProcess.lock()
         defer { inProcess.unlock() }
         let lease = try await Self.typed { try await self.takeAccountLease(name, token) }
         do {
+            // This account's tokens a provider rotated, still only here, go first: the body must
+            // refresh from them. Under its lease, so no write back of it can be journaled between
+            // this and the read; other accounts' changes OpenBao still refuses do not stop it.
+            if let error = try await Self.typed({ try await self.writeJournal(token, after: lease.index, of: name) })[name] {
+                throw error
+            }
             let stored = try await Self.typed { try await self.readAccount(name, token: token, after: lease.index) }
             var record = stored.record
             let result = try await body(&record)
@@ -117,7 +125,9 @@ public final class OpenBaoKeystore: Keystore {
             let changed = record != stored.record
             if changed {
                 try await Self.typed {
-                    try await self.writeBack([.init(name: name, record: record)], over: [stored], token: token, after: lease.index)
+                    try await self.writeBack(
+                        [.init(name: name, record: record, at: record?.updatedAt ?? self.now())], over: [stored], token: token,
+                        after: lease.index)
                 }
             }
             // The copies' read needs no lease: it goes beside the release (a Raft write).
@@ -141,14 +151,17 @@ public final class OpenBaoKeystore: Keystore {
         defer { inProcess.unlock() }
         let lease = try await Self.typed { try await self.takePathLease(token) }
         do {
-            // Tokens a provider rotated, still only here, go first: the body must refresh from them.
-            try await Self.typed { try await self.writeJournal(token, after: lease.index) }
+            // Tokens a provider rotated, still only here, go first: the body, which may change any
+            // account, runs only once every one is written.
+            if let error = try await Self.typed({ try await self.writeJournal(token, after: lease.index) }).values.first {
+                throw error
+            }
             let stored = try await Self.typed { try await self.readAccounts(token, after: lease.index) }
             var records = Self.ordered(stored.compactMap(\.record))
             let before = records
             let result = try await body(&records)
             if records != before {
-                let changes = Self.changes(from: stored, to: records)
+                let changes = Self.changes(from: stored, to: records, at: now())
                 try await Self.typed { try await self.writeBack(changes, over: stored, token: token, after: lease.index) }
             }
             async let released: Void = release(lease, token: token)
@@ -331,60 +344,113 @@ public final class OpenBaoKeystore: Keystore {
 
     // MARK: - Writing
 
-    /// What `update`'s body changed: each record to write under its name, `nil` to remove.
-    static func changes(from stored: [StoredAccount], to records: [AccountRecord]) -> [OpenBaoJournal.Change] {
+    /// What `update`'s body changed: each record to write under its name, `nil` to remove (at
+    /// `at`, the moment of the removal, which a journaled removal is compared by).
+    static func changes(from stored: [StoredAccount], to records: [AccountRecord], at: Date) -> [OpenBaoJournal.Change] {
         let before = Dictionary(stored.map { ($0.name, $0.record) }, uniquingKeysWith: { $1 })
         var changes: [OpenBaoJournal.Change] = []
         var kept = Set<String>()
         for record in records {
             let name = name(of: record)
             kept.insert(name)
-            if before[name] ?? nil != record { changes.append(.init(name: name, record: record)) }
+            if before[name] ?? nil != record { changes.append(.init(name: name, record: record, at: record.updatedAt)) }
         }
         for entry in stored where entry.record != nil && !kept.contains(entry.name) {
-            changes.append(.init(name: entry.name, record: nil))
+            changes.append(.init(name: entry.name, record: nil, at: at))
         }
         return changes
     }
 
     /// Writes `changes` with check-and-set on the versions read. What OpenBao did not take
     /// (unreachable, another writer first) is kept in the journal: the provider already answered,
-    /// and a rotated refresh token that is lost is lost for everyone.
-    func writeBack(_ changes: [OpenBaoJournal.Change], over stored: [StoredAccount], token: Secret, after index: StorageIndex) async throws
+    /// and a rotated refresh token that is lost is lost for everyone. A change bound to a DPoP key
+    /// OpenBao does not hold (a sign-in) is not: its key would reach the disk in clear.
+    func writeBack(_ changes: [OpenBaoJournal.Change], over stored: [StoredAccount], token: Secret, after index: StorageIndex)
+        async throws
     {
         let versions = Dictionary(stored.map { ($0.name, $0.version) }, uniquingKeysWith: { $1 })
         for (position, change) in changes.enumerated() {
             do {
                 _ = try await client.write(
-                    try Self.data(for: change.record), mount: settings.mount, path: accountsPath + "/" + change.name,
+                    try Self.data(for: change), mount: settings.mount, path: accountsPath + "/" + change.name,
                     replacing: versions[change.name] ?? 0, token: token, after: index)
             } catch {
-                try journal.save(Array(changes[position...]))
+                let keys = Dictionary(stored.map { ($0.name, $0.record?.dpopKey) }, uniquingKeysWith: { $1 })
+                let left = changes[position...]
+                let entries = left.compactMap { OpenBaoJournal.Entry($0, proofKeyHeldByOpenBao: keys[$0.name] ?? nil) }
+                try await journal.add(entries)
+                let dropped = left.filter { change in !entries.contains { $0.name == change.name } }
+                guard dropped.isEmpty else {
+                    throw OpenBaoError.newProofKeyNotKept(
+                        paths: dropped.map { full(accountsPath + "/" + $0.name) }, cause: String(describing: error))
+                }
                 return
             }
         }
     }
 
-    /// Writes the journal, when it holds anything, under the path's lease.
-    func writePendingJournal(_ token: Secret) async throws {
-        guard journal.isPending else { return }
-        try await underLease(token) { lease in try await self.writeJournal(token, after: lease.index) }
+    /// Writes the journal, when it holds anything, under the path's lease; returns the changes
+    /// still waiting, by account secret name, with why OpenBao did not take them.
+    func writePendingJournal(_ token: Secret) async throws -> [String: KeystoreError] {
+        guard journal.isPending else { return [:] }
+        return try await underLease(token) { lease in try await self.writeJournal(token, after: lease.index) }
     }
 
-    /// Writes what the journal holds, each over the version there now unless that record is
-    /// newer than the journal's, and removes the journal.
-    func writeJournal(_ token: Secret, after index: StorageIndex) async throws {
-        guard let changes = try journal.load() else { return }
-        for change in changes {
-            let path = accountsPath + "/" + change.name
-            let secret = try await client.read(mount: settings.mount, path: path, token: token, after: index)
-            let current = try secret.flatMap { secret in try account(in: secret, name: change.name) }
-            if let current, let record = change.record, current.updatedAt > record.updatedAt { continue }
-            _ = try await client.write(
-                try Self.data(for: change.record), mount: settings.mount, path: path, replacing: secret?.version ?? 0, token: token,
-                after: index)
+    /// Writes what the journal holds (only the account stored as `name`, when given: under its
+    /// lease), as a live write back would: over the version there now (check-and-set), unless
+    /// OpenBao holds a record or a removal from later than the change; a removal never removes a
+    /// record written after it. What OpenBao refuses stays in the journal; the rest leaves it.
+    /// Returns what stays, by name, with why.
+    func writeJournal(_ token: Secret, after index: StorageIndex, of name: String? = nil) async throws -> [String: KeystoreError] {
+        guard journal.isPending else { return [:] }
+        return try await journal.rewrite { entries in
+            var waiting: [String: KeystoreError] = [:]
+            var left: [OpenBaoJournal.Entry] = []
+            for entry in entries {
+                guard name == nil || entry.name == name else {
+                    left.append(entry)
+                    continue
+                }
+                do {
+                    try await self.writeJournaled(entry, token: token, after: index)
+                } catch {
+                    waiting[entry.name] = Self.keystoreError(error)
+                    left.append(entry)
+                }
+            }
+            entries = left
+            return waiting
         }
-        try journal.remove()
+    }
+
+    /// Writes one journaled change unless OpenBao holds a later one, taking back the DPoP key
+    /// and ID token from OpenBao's record (the journal holds neither); a change whose key
+    /// OpenBao no longer holds is dropped, as its refresh token is useless without it.
+    private func writeJournaled(_ entry: OpenBaoJournal.Entry, token: Secret, after index: StorageIndex) async throws {
+        let path = accountsPath + "/" + entry.name
+        let secret = try await client.read(mount: settings.mount, path: path, token: token, after: index)
+        let current = try secret.flatMap { secret in try account(in: secret, name: entry.name) }
+        if let written = current?.updatedAt ?? secret.flatMap(Self.removedAt), written > entry.at { return }
+        var record = entry.record
+        if var kept = record {
+            if entry.proofKeyDigest != nil {
+                guard entry.isProofKey(current?.dpopKey) else { return }
+                kept.dpopKey = current?.dpopKey
+            }
+            kept.idToken = kept.idToken ?? current?.idToken
+            record = kept
+        }
+        _ = try await client.write(
+            try Self.data(for: .init(name: entry.name, record: record, at: entry.at)), mount: settings.mount, path: path,
+            replacing: secret?.version ?? 0, token: token, after: index)
+    }
+
+    /// When the removal marker `secret` holds was written (markers from before the time was kept
+    /// count as long ago); `nil` for a deleted version.
+    static func removedAt(_ secret: KVSecret) -> Date? {
+        guard let data = secret.data else { return nil }
+        guard case .string(let text)? = data["removedAt"], let seconds = Double(text), seconds.isFinite else { return .distantPast }
+        return Date(timeIntervalSince1970: seconds)
     }
 
     // MARK: - The leases
@@ -478,15 +544,41 @@ public final class OpenBaoKeystore: Keystore {
         return Lease(path: path, version: written, index: index)
     }
 
-    /// Who holds the lease `secret` (read at `path`) now; `nil` when it is free, released or
-    /// expired. A secret there that is not a lease is not Latchkey's.
+    /// Who holds the lease `secret` (read at `path`) now; `nil` when it is free, released,
+    /// expired or beyond reach (`LeaseState`). A secret there that is not a lease is not Latchkey's.
     func holder(of secret: KVSecret?, at path: String) throws -> Holder? {
-        guard let data = secret?.data else { return nil }
+        guard case .held(let holder) = try leaseState(of: secret, at: path) else { return nil }
+        return holder
+    }
+
+    /// What a lease read at `path` is now.
+    enum LeaseState {
+        /// Never written, released (`owner` empty) or deleted.
+        case free
+        case held(Holder)
+        case expired(Holder)
+        /// A deadline that is no number, or further ahead than `leaseDuration` plus
+        /// `clockSkewAllowance`: no Latchkey writes one, so it is taken over as if expired, and a
+        /// teammate's write (or a clock far ahead) cannot block the path past one lease.
+        case beyondReach(owner: String, deadline: String)
+    }
+
+    /// How far ahead of this machine's clock another's may run: a deadline up to `leaseDuration`
+    /// plus this from now is waited for; one further ahead is not a lease any Latchkey took.
+    public static let clockSkewAllowance: TimeInterval = 30
+
+    func leaseState(of secret: KVSecret?, at path: String) throws -> LeaseState {
+        guard let data = secret?.data else { return .free }
         guard data[Self.marker] == .string(Kind.lease.rawValue) else { throw OpenBaoError.notLatchkeys(path: full(path)) }
-        guard case .string(let owner)? = data["owner"], !owner.isEmpty, case .string(let text)? = data["deadline"],
-            let deadline = Double(text), deadline > now().timeIntervalSince1970
-        else { return nil }
-        return Holder(owner: owner, deadline: Date(timeIntervalSince1970: deadline))
+        guard case .string(let owner)? = data["owner"], !owner.isEmpty else { return .free }
+        guard case .string(let text)? = data["deadline"], let seconds = Double(text), seconds.isFinite,
+            seconds <= now().timeIntervalSince1970 + leaseDuration + Self.clockSkewAllowance
+        else {
+            let text: String = if case .string(let text)? = data["deadline"] { text } else { "(none)" }
+            return .beyondReach(owner: owner, deadline: text)
+        }
+        let holder = Holder(owner: owner, deadline: Date(timeIntervalSince1970: seconds))
+        return holder.deadline > now() ? .held(holder) : .expired(holder)
     }
 
     /// Pauses a random while before the next try, or fails once `leaseWait` has passed.
@@ -499,9 +591,14 @@ public final class OpenBaoKeystore: Keystore {
 
     /// Frees the lease if it is still the one taken; when that fails it expires at its deadline.
     func release(_ lease: Lease, token: Secret) async {
-        _ = try? await client.write(
-            [Self.marker: Kind.lease.rawValue, "owner": "", "deadline": "0"], mount: settings.mount, path: lease.path,
-            replacing: lease.version, token: token, after: lease.index)
+        try? await free(lease.path, version: lease.version, token: token, after: lease.index)
+    }
+
+    /// Writes the lease at `path` free (no owner), if it is still at `version`.
+    func free(_ path: String, version: Int, token: Secret, after index: StorageIndex?) async throws(OpenBaoError) {
+        _ = try await client.write(
+            [Self.marker: Kind.lease.rawValue, "owner": "", "deadline": "0"], mount: settings.mount, path: path, replacing: version,
+            token: token, after: index)
     }
 
     func underLease<T: Sendable>(_ token: Secret, _ work: @Sendable (Lease) async throws -> T) async throws -> T {
@@ -558,8 +655,12 @@ public final class OpenBaoKeystore: Keystore {
         records.sorted { ($0.createdAt, $0.provider, $0.subject) < ($1.createdAt, $1.provider, $1.subject) }
     }
 
-    static func data(for record: AccountRecord?) throws(OpenBaoError) -> [String: String] {
-        guard let record else { return [marker: Kind.removed.rawValue] }
+    /// A change as written: the record, or a removal marker with its time (`removedAt`, Unix
+    /// seconds), which a journaled record made before it never writes over.
+    static func data(for change: OpenBaoJournal.Change) throws(OpenBaoError) -> [String: String] {
+        guard let record = change.record else {
+            return [marker: Kind.removed.rawValue, "removedAt": String(change.at.timeIntervalSince1970)]
+        }
         return [marker: Kind.account.rawValue, "record": try json(record)]
     }
 
@@ -596,12 +697,17 @@ public final class OpenBaoKeystore: Keystore {
     static func typed<T>(_ work: () async throws -> T) async throws(KeystoreError) -> T {
         do {
             return try await work()
-        } catch let error as KeystoreError {
-            throw error
-        } catch let error as OpenBaoError {
-            throw .openBao(error)
         } catch {
-            throw .io(path: "OpenBao", reason: String(describing: error))
+            throw keystoreError(error)
+        }
+    }
+
+    /// `error` as the keystore says it: OpenBao's wrapped, the keystore's own as it is.
+    static func keystoreError(_ error: any Error) -> KeystoreError {
+        switch error {
+        case let error as KeystoreError: return error
+        case let error as OpenBaoError: return .openBao(error)
+        default: return .io(path: "OpenBao", reason: String(describing: error))
         }
     }
 
@@ -617,17 +723,37 @@ public final class OpenBaoKeystore: Keystore {
 // MARK: - latchkey doctor
 
 extension OpenBaoKeystore {
-    /// Where the accounts are kept, and whether records wait on this machine to be written
-    /// there (a write back that failed after a provider answered).
-    public func findings(environment: [String: String]) -> [Finding] {
+    /// Where the accounts are kept, what waits on this machine to be written there (a write back
+    /// that failed after a provider answered: how many changes, of which accounts, since when,
+    /// never a token), and the leases held on the path, with what each keeps waiting.
+    public func findings(environment: [String: String]) async -> [Finding] {
         let addresses = settings.addresses.map(\.absoluteString).joined(separator: ", ")
         var findings = [Finding(.ok, "keystore", "openbao: \(settings.mount)/\(settings.path) at \(addresses)")]
-        if journal.isPending {
-            findings.append(
-                Finding(
-                    .warning, "openbao journal",
-                    "\(journal.path) holds new tokens OpenBao has not taken yet; the next command that reaches OpenBao writes them",
-                    fix: "latchkey status (once OpenBao answers)"))
+        do throws(KeystoreError) {
+            let entries = try journal.entries()
+            if let oldest = entries.map(\.at).min() {
+                let accounts = entries.map { entry in
+                    entry.record.map { "\($0.provider):\($0.label)" } ?? "a sign-out of accounts/\(entry.name)"
+                }
+                findings.append(
+                    Finding(
+                        .warning, "openbao journal",
+                        "\(journal.path) holds \(entries.count) change\(entries.count == 1 ? "" : "s") OpenBao has not taken yet (\(accounts.joined(separator: ", "))), the oldest from \(oldest.formatted(.iso8601)); the next command that reaches OpenBao writes them",
+                        fix: "latchkey status (once OpenBao takes writes)"))
+            }
+        } catch {
+            findings.append(Finding(.problem, "openbao journal", error.description))
+        }
+        do throws(KeystoreError) {
+            for lease in try await leases() {
+                let beyondReach = lease.state == .beyondReach
+                findings.append(
+                    Finding(
+                        beyondReach ? .warning : .ok, "openbao lease", lease.description,
+                        fix: beyondReach ? "latchkey keystore leases --clear \(lease.name)" : nil))
+            }
+        } catch {
+            findings.append(Finding(.warning, "openbao leases", "cannot be read: \(error.description)"))
         }
         return findings
     }

@@ -9,7 +9,44 @@ import LatchkeyVault
 /// `latchkey keystore`: what concerns the keystore as a whole.
 struct KeystoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keystore", abstract: "Move accounts between keystores.", subcommands: [KeystoreMigrateCommand.self])
+        commandName: "keystore", abstract: "Move accounts between keystores; list or clear the openbao keystore's leases.",
+        subcommands: [KeystoreMigrateCommand.self, KeystoreLeasesCommand.self])
+}
+
+/// `latchkey keystore leases [--clear NAME]`: who holds the openbao keystore's leases and what
+/// each keeps waiting, or one that no Latchkey waits for (expired, or a deadline beyond reach)
+/// freed with check-and-set.
+struct KeystoreLeasesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "leases",
+        abstract:
+            "List the leases held on the openbao keystore's path (holder, time left, what waits), or clear one that is expired or beyond reach."
+    )
+
+    @Option(help: "Free this lease (lease, or leases/HASH, as listed) unless it is held within its deadline.")
+    var clear: String?
+
+    @OptionGroup var options: KeystoreOptions
+
+    func run() async throws {
+        try await Failure.reporting {
+            let context = options.context()
+            guard let keystore = context.keystore as? OpenBaoKeystore else {
+                Output.error(
+                    "leases are the openbao keystore's; the keystore in use is \(context.keystore.backendName) (config.toml's keystore, or --keystore openbao)"
+                )
+                throw ExitCode(Failure.usage)
+            }
+            if let clear {
+                let lease = try await keystore.clearLease(clear)
+                Output.result("cleared \(lease.name) (held by \(lease.owner), deadline \(lease.deadline))")
+                return
+            }
+            let leases = try await keystore.leases()
+            if leases.isEmpty { Output.result("no lease is held on \(keystore.settings.mount)/\(keystore.settings.path)") }
+            for lease in leases { Output.result(lease.description) }
+        }
+    }
 }
 
 /// `latchkey keystore migrate --to KEYSTORE`: every account and registered client of the keystore
