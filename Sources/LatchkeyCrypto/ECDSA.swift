@@ -114,12 +114,8 @@ extension ECDSAPrivateKey where Curve == P256 {
     /// A P-256 private key from PEM: PKCS #8 ("BEGIN PRIVATE KEY") or SEC 1 ("BEGIN EC PRIVATE
     /// KEY"), unencrypted. Anything else, another curve or an RSA key included, is refused.
     public init(pemRepresentation: String) throws(CryptoError) {
-        var text = Array(pemRepresentation.utf8)
-        defer { text.withUnsafeMutableBytes { lk_crypto_cleanse($0.baseAddress, $0.count) } }
-        var pointer: OpaquePointer?
-        let status = text.withUnsafeBytes { lk_crypto_private_key_from_pem($0.bytes, $0.count, LK_CRYPTO_KEY_P256, &pointer) }
-        key = try KeyHandle.adopt(
-            pointer, status, "read a PEM private key", invalid: .invalidKey("no unencrypted P-256 private key in this PEM"))
+        key = try KeyHandle.privateKey(
+            fromPEM: pemRepresentation, LK_CRYPTO_KEY_P256, refusal: "no unencrypted P-256 private key in this PEM")
     }
 }
 

@@ -17,6 +17,16 @@ final class KeyHandle: @unchecked Sendable {
         return KeyHandle(pointer)
     }
 
+    /// The unencrypted private key of `kind` in `pem` (PKCS #8, or the kind's own PEM), the text's
+    /// copy cleared once read; `refusal` for anything else.
+    static func privateKey(fromPEM pem: String, _ kind: lk_crypto_key_kind, refusal: String) throws(CryptoError) -> KeyHandle {
+        var text = Array(pem.utf8)
+        defer { text.withUnsafeMutableBytes { lk_crypto_cleanse($0.baseAddress, $0.count) } }
+        var pointer: OpaquePointer?
+        let status = text.withUnsafeBytes { lk_crypto_private_key_from_pem($0.bytes, $0.count, kind, &pointer) }
+        return try adopt(pointer, status, "read a PEM private key", invalid: .invalidKey(refusal))
+    }
+
     deinit { lk_crypto_key_free(pointer) }
 
     var bits: Int { Int(lk_crypto_key_bits(pointer)) }

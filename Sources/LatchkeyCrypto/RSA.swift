@@ -52,12 +52,8 @@ public enum RSA {
             /// PRIVATE KEY") or PKCS #1 ("BEGIN RSA PRIVATE KEY")): the caller judges the size, as
             /// `ClientAssertion` does with its own message.
             public init(unsafePEMRepresentation: String) throws(CryptoError) {
-                var text = Array(unsafePEMRepresentation.utf8)
-                defer { text.withUnsafeMutableBytes { lk_crypto_cleanse($0.baseAddress, $0.count) } }
-                var pointer: OpaquePointer?
-                let status = text.withUnsafeBytes { lk_crypto_private_key_from_pem($0.bytes, $0.count, LK_CRYPTO_KEY_RSA, &pointer) }
-                key = try KeyHandle.adopt(
-                    pointer, status, "read a PEM private key", invalid: .invalidKey("no unencrypted RSA private key in this PEM"))
+                key = try KeyHandle.privateKey(
+                    fromPEM: unsafePEMRepresentation, LK_CRYPTO_KEY_RSA, refusal: "no unencrypted RSA private key in this PEM")
                 guard keySizeInBits >= 1024 else { throw .invalidKey("an RSA key of \(keySizeInBits) bits; at least 1024 are needed") }
             }
 
