@@ -72,9 +72,10 @@ public struct Digest<H: HashFunction>: RandomAccessCollection, Hashable, Sendabl
 
     public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 
-    public var description: String {
-        "\(H.algorithm) digest: " + bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-    }
+    /// The digest in lowercase hexadecimal: a name for a file or secret that says nothing of its input.
+    public var hexadecimal: String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
+
+    public var description: String { "\(H.algorithm) digest: " + hexadecimal }
 }
 
 /// An incremental hash's OpenSSL state (`EVP_MD_CTX`), copied before a shared one is changed.

@@ -92,7 +92,7 @@ public struct ServerMemoryDirectory: ServerMemory {
     }
 
     private func path(key: String) -> String {
-        directory + "/" + SHA256.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        directory + "/" + SHA256.hash(data: Array(key.utf8)).hexadecimal
     }
 
     private func read(key: String) -> Entry? {

@@ -79,7 +79,7 @@ public struct OpenBaoJournal: Sendable {
         func isProofKey(_ key: Secret?) -> Bool { key.map(Self.digest) == proofKeyDigest }
 
         static func digest(of key: Secret) -> String {
-            SHA256.hash(data: Array(key.exposedValue.utf8)).map { String(format: "%02x", $0) }.joined()
+            SHA256.hash(data: Array(key.exposedValue.utf8)).hexadecimal
         }
 
         private enum CodingKeys: String, CodingKey { case name, at, record, proofKeyDigest }

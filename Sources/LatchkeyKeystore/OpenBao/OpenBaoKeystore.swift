@@ -646,8 +646,7 @@ public final class OpenBaoKeystore: Keystore {
     static func name(of record: AccountRecord) -> String { name(of: record.identity) }
 
     static func name(of identity: AccountIdentity) -> String {
-        SHA256.hash(data: Array("\(identity.provider)\n\(identity.issuer)\n\(identity.subject)".utf8)).map { String(format: "%02x", $0) }
-            .joined()
+        SHA256.hash(data: Array("\(identity.provider)\n\(identity.issuer)\n\(identity.subject)".utf8)).hexadecimal
     }
 
     /// The order records are shown in: as they were signed in.
