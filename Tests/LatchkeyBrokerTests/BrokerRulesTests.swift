@@ -57,6 +57,9 @@ struct BrokerRulesTests {
         aws_roles = ["\(readerRole)"]
         """
 
+    /// config.toml forwarding alice's account, for a provider file that may break.
+    static let forwardedByConfiguration = "[accounts.\"corp:alice@example.com\"]\nforward = true\n"
+
     static func refusedHash(_ token: String) -> String { DPoPKey.accessTokenHash(Secret(token)) }
 
     static let rules: [Rule] = [
@@ -97,7 +100,7 @@ struct BrokerRulesTests {
             expected: .refused(.keystore, saying: "forward_id_token = true")),
         Rule(
             name: "nor of an account forwarded by config.toml whose provider file cannot be read",
-            door: .forwarded, configuration: "[accounts.\"corp:alice@example.com\"]\nforward = true\n",
+            door: .forwarded, configuration: forwardedByConfiguration,
             steps: { broker, bench in
                 try bench.breakProviderFile()
                 return try await broker.token(TokenRequest(selector: "corp", tokens: .id)).idToken == nil ? "none" : "an ID token"
@@ -105,7 +108,7 @@ struct BrokerRulesTests {
             expected: .refused(.keystore, saying: "or cannot be read there")),
         Rule(
             name: "nor its access token: the file that would say whether it is the account's identity cannot be read",
-            door: .forwarded, configuration: "[accounts.\"corp:alice@example.com\"]\nforward = true\n",
+            door: .forwarded, configuration: forwardedByConfiguration,
             steps: { broker, bench in
                 try bench.breakProviderFile()
                 return try await broker.token(TokenRequest(selector: "corp")).accessToken == nil ? "none" : "an access token"

@@ -157,16 +157,7 @@ struct AWSCredentialTests {
         var generator = SplitMix(seed: 0x5757_AAAA)
         let valid = Array(Self.answer(expiration: "2025-06-15T16:06:40Z").utf8)
         let pieces = Array("<>/&;#x=\"'![]?-:".utf8) + [0, 0x80, 0xFF, 0x0A]
-        for _ in 0..<1000 {
-            var bytes = valid
-            for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                let index = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0...2, using: &generator) {
-                case 0: bytes[index] = pieces.randomElement(using: &generator)!
-                case 1: bytes.remove(at: index)
-                default: bytes.insert(contentsOf: bytes[index..<min(bytes.count, index + 40)], at: index)
-                }
-            }
+        for bytes in generator.mutants(of: valid, pieces: pieces, count: 1000, span: 40) {
             do {
                 let credential = try Self.request.credential(from: HTTPResponse(status: 200, body: bytes), now: Self.now)
                 #expect(!credential.accessKeyID.isEmpty && !credential.sessionToken.exposedValue.isEmpty)

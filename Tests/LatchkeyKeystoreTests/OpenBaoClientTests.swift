@@ -124,16 +124,7 @@ struct OpenBaoClientTests {
         var generator = SplitMix(seed: 0x0BA0_2026)
         let valid = Array(Self.loginAnswer().utf8)
         let pieces = Array("{}[]\":,\\ntu0.-e".utf8) + [0, 0x80, 0xFF, 0x0A, 0x1B]
-        for _ in 0..<500 {
-            var bytes = valid
-            for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                let index = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0...2, using: &generator) {
-                case 0: bytes[index] = pieces.randomElement(using: &generator)!
-                case 1: bytes.remove(at: index)
-                default: bytes.insert(contentsOf: bytes[index..<min(bytes.count, index + 30)], at: index)
-                }
-            }
+        for bytes in generator.mutants(of: valid, pieces: pieces, count: 500, span: 30) {
             switch await Self.login(body: String(decoding: bytes, as: UTF8.self)) {
             case .success(let token): #expect(TokenText.isValid(token.exposedValue))
             case .failure(let error): #expect(!error.description.isEmpty)
