@@ -13,7 +13,7 @@ public enum BrokerError: LatchkeyError, Equatable {
     /// A server asked for scopes the person declined, or that nobody could be asked about.
     case scopeNotAccepted(account: String, scopes: [String], askedBy: String, command: String)
     /// A server asked again for scopes a sign-in in this session already asked for.
-    case scopeAskedAgain(account: String, scopes: [String], askedBy: String)
+    case scopeAskedAgain(account: String, scopes: [String], askedBy: String, command: String)
     /// A server asked for more scope more often than one session allows (`ScopeStepUp.limit`).
     case scopeLimitReached(account: String, askedBy: String)
     /// More scope through the agent: a sign-in needs the person where the agent runs.
@@ -42,10 +42,11 @@ public enum BrokerError: LatchkeyError, Equatable {
         case .scopeNotAccepted(let account, let scopes, let askedBy, let command):
             return
                 "\(name(askedBy)) asks \(name(account)) for more scope (\(words(scopes))), which nobody accepted here; to grant it, run `\(command)` at a terminal"
-        case .scopeAskedAgain(let account, let scopes, let askedBy):
+        case .scopeAskedAgain(let account, let scopes, let askedBy, let command):
             return
                 "\(name(askedBy)) asks \(name(account)) again for \(words(scopes)), which this session asked about already:"
                 + " either it was declined, or a sign-in asked for it and the provider did not grant it; no new sign-in for it now"
+                + " (`\(TerminalText.sanitized(command, maxLength: 300))` asks for it, at a terminal)"
         case .scopeLimitReached(let account, let askedBy):
             return
                 "\(name(askedBy)) asked \(name(account)) for more scope \(ScopeStepUp.limit) times in this session; no more sign-ins for it now"

@@ -299,17 +299,19 @@ public struct LocalBroker: Broker {
         var provider = try settings.catalog.provider(named: record.provider)
         let name = "\(record.provider):\(record.label)"
         let asked = request.scopes.filter(ScopeToken.isValid)
+        func command(adding scopes: [String]) -> String {
+            "latchkey login \(AccountSelector(provider: record.provider, account: record.subject)) "
+                + scopes.map { "--scope \($0)" }.joined(separator: " ")
+        }
         switch memory.scopes.verdict(for: name, asked: asked, granted: record.scopes, configured: provider.scopes) {
         case .alreadyGranted:
             return
         case .triedAlready(let scopes):
-            throw BrokerError.scopeAskedAgain(account: name, scopes: scopes, askedBy: request.askedBy)
+            throw BrokerError.scopeAskedAgain(account: name, scopes: scopes, askedBy: request.askedBy, command: command(adding: scopes))
         case .limitReached:
             throw BrokerError.scopeLimitReached(account: name, askedBy: request.askedBy)
         case .signIn(let union, let added):
-            let command =
-                "latchkey login \(AccountSelector(provider: record.provider, account: record.subject)) "
-                + added.map { "--scope \($0)" }.joined(separator: " ")
+            let command = command(adding: added)
             guard let approval = door.scopes, let person = door.person,
                 await approval.approveScopes(added, for: name, askedBy: request.askedBy)
             else {
